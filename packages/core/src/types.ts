@@ -1,0 +1,113 @@
+// Shared types of the engine. A leaf module: it imports nothing of ours, so every other module
+// may import it without creating a cycle. The engine talks to the world only through the
+// interfaces below (Clock, HttpClient, PeerTransport, Signaling, SegmentStore), injected at
+// construction: real ones in the browser, virtual ones in tests and in the swarm simulator.
+
+/** How far behind the live edge the player sits decides how much time P2P has. */
+export type LatencyMode = 'auto' | 'low' | 'normal' | 'high';
+
+/** Where a segment's bytes came from. */
+export type SegmentSource = 'http' | 'p2p' | 'store';
+
+/** Milliseconds since an arbitrary origin; virtual in tests. */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): TimerId;
+  clearTimeout(timer: TimerId): void;
+}
+export type TimerId = unknown;
+
+/** A half-open byte range: `start` inclusive, `end` exclusive. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface HttpRequest {
+  url: string;
+  /** Only these bytes (sent as `Range: bytes=start-(end-1)`). */
+  range?: ByteRange;
+  /** Called for every chunk as it arrives, for throughput measurement and progress. */
+  onData?: (chunk: Uint8Array) => void;
+}
+
+export interface HttpTransfer {
+  /** The whole body; rejects with a ShoalError (HTTP_STATUS, HTTP_NETWORK, ABORTED). */
+  readonly body: Promise<Uint8Array>;
+  abort(): void;
+}
+
+export interface HttpClient {
+  fetch(request: HttpRequest): HttpTransfer;
+}
+
+export interface PeerTransportEvents {
+  message(data: Uint8Array): void;
+  /** The channel is gone (remote close, ICE failure, or our own close()). Called once. */
+  close(reason?: string): void;
+  /** bufferedAmount dropped below the low-water mark: sending may resume. */
+  drain(): void;
+}
+
+/** One connected peer: an open, ordered, reliable binary channel. */
+export interface PeerTransport {
+  /** The remote peer's id (40 hex characters of its 20-byte tracker peer_id). */
+  readonly remotePeerId: string;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount: number;
+  send(data: Uint8Array): void;
+  close(): void;
+  /** Installs the handlers; events before this call are queued, not lost. */
+  setEvents(events: PeerTransportEvents): void;
+}
+
+export interface SignalingEvents {
+  /** A new peer of this swarm is connected. */
+  peer(transport: PeerTransport): void;
+  /** A tracker failed (unreachable, failure reason); signaling retries by itself. */
+  error(error: Error): void;
+  warning(message: string): void;
+}
+
+/** Membership of one swarm (one rendition of one stream). */
+export interface SwarmSignal {
+  /** Ask the trackers for peers soon, e.g. while connected peers are below target. */
+  requestPeers(): void;
+  leave(): void;
+}
+
+/** Finds peers: the tracker client plus WebRTC, or a simulated tracker. */
+export interface Signaling {
+  /** This peer's id: 40 hex characters (20 bytes). */
+  readonly localPeerId: string;
+  join(infoHash: string, events: SignalingEvents): SwarmSignal;
+  destroy(): void;
+}
+
+/** A media segment as the playlist describes it. */
+export interface SegmentRef {
+  /** Rendition identity (see identity.ts streamKey). */
+  streamKey: string;
+  /** Media sequence number. */
+  sequence: number;
+  url: string;
+  /** For EXT-X-BYTERANGE playlists. */
+  byteRange?: ByteRange;
+  /** Start on the playlist timeline, seconds. */
+  startS: number;
+  durationS: number;
+}
+
+/** What the player reports about playback; drives deadlines. */
+export interface PlaybackState {
+  positionS: number;
+  /** 0 while paused. */
+  rate: number;
+  /** End of the contiguous buffer ahead of positionS, seconds. */
+  bufferedUntilS: number;
+  isLive: boolean;
+  /** Live only: the playlist's live edge on the same timeline. */
+  liveEdgeS?: number;
+  /** Live only: the player's own target distance to the edge (hls.js liveSyncDuration). */
+  targetLatencyS?: number;
+}
