@@ -111,3 +111,29 @@ export interface PlaybackState {
   /** Live only: the player's own target distance to the edge (hls.js liveSyncDuration). */
   targetLatencyS?: number;
 }
+
+/**
+ * Where finished segments live. Bounded in bytes; evicts behind the playhead first.
+ * Ownership rule: the store keeps its own copy of what it is given and hands out only copies,
+ * because the player may transfer (detach) any buffer it receives.
+ */
+export interface SegmentStore {
+  readonly bytesUsed: number;
+  readonly bytesLimit: number;
+  has(streamKey: string, sequence: number): boolean;
+  /** Size in bytes of a stored segment, or undefined. */
+  sizeOf(streamKey: string, sequence: number): number | undefined;
+  /** A fresh copy the caller owns, or undefined. */
+  get(streamKey: string, sequence: number): Uint8Array | undefined;
+  /** A fresh copy of bytes [start, end) of a stored segment (for upload), or undefined. */
+  read(streamKey: string, sequence: number, start: number, end: number): Uint8Array | undefined;
+  /** Stores a copy of `bytes`; false when it cannot fit even after eviction. */
+  put(ref: SegmentRef, bytes: Uint8Array): boolean;
+  /** Tells the store where playback is; may evict segments now behind it when over the limit. */
+  setPlayhead(streamKey: string, positionS: number): void;
+  /** Sequences stored for a stream, ascending. */
+  sequences(streamKey: string): number[];
+  /** Called with every segment the store drops. */
+  onEvict(listener: (streamKey: string, sequence: number) => void): void;
+  clear(): void;
+}

@@ -1,0 +1,28 @@
+// Errors are values with a code a program can branch on and a message a person can act on.
+
+export type ShoalErrorCode =
+  | 'INVALID_OPTION'
+  | 'HTTP_STATUS'
+  | 'HTTP_NETWORK'
+  | 'ABORTED'
+  | 'DESTROYED'
+  | 'UNKNOWN_STREAM'
+  | 'SEGMENT_INVALID'
+  | 'INTEGRITY_MANIFEST'
+  | 'PEER_PROTOCOL'
+  | 'TRACKER';
+
+export class ShoalError extends Error {
+  override readonly name = 'ShoalError';
+  constructor(
+    readonly code: ShoalErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${code}: ${message}`, options);
+  }
+}
+
+export function isShoalError(value: unknown, code?: ShoalErrorCode): value is ShoalError {
+  return value instanceof ShoalError && (code === undefined || value.code === code);
+}

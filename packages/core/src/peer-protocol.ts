@@ -1,0 +1,203 @@
+// Shoal's peer wire protocol, version 1: one binary message per data-channel message.
+// The byte layouts are documented in PROTOCOL.md, whose test vectors test/peer-protocol.test.ts
+// checks. decode() never throws: a malformed message is a typed error the peer session turns
+// into a ban.
+
+export const PROTOCOL_VERSION = 1;
+/** Data chunk payload size: the largest message every browser's data channel carries. */
+export const CHUNK_BYTES = 16 * 1024;
+/** Largest segment a peer may offer (a 4K segment of several seconds fits). */
+export const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
+/** Most segments one availability map may describe. */
+export const MAX_MAP_SEGMENTS = 4096;
+const DATA_HEADER_BYTES = 13;
+export const MAX_MESSAGE_BYTES = DATA_HEADER_BYTES + CHUNK_BYTES;
+
+export const MessageType = {
+  handshake: 0x01,
+  availability: 0x02,
+  have: 0x03,
+  request: 0x04,
+  data: 0x05,
+  done: 0x06,
+  absent: 0x07,
+  busy: 0x08,
+  cancel: 0x09,
+} as const;
+
+/** A segment's state in a peer's availability. */
+export const SegmentState = { none: 0, has: 1, fetching: 2 } as const;
+export type SegmentStateValue = (typeof SegmentState)[keyof typeof SegmentState];
+
+export type PeerMessage =
+  | { type: 'handshake'; version: number; uploads: boolean }
+  /** Segments firstSequence .. firstSequence + states.length - 1; every other segment: none. */
+  | { type: 'availability'; firstSequence: number; states: SegmentStateValue[] }
+  | { type: 'have'; sequence: number; state: SegmentStateValue }
+  | { type: 'request'; sequence: number; offset: number }
+  | { type: 'data'; sequence: number; offset: number; totalBytes: number; payload: Uint8Array }
+  | { type: 'done'; sequence: number; totalBytes: number }
+  | { type: 'absent'; sequence: number }
+  | { type: 'busy'; sequence: number }
+  | { type: 'cancel'; sequence: number };
+
+export type DecodeErrorCode = 'EMPTY' | 'TOO_LARGE' | 'UNKNOWN_TYPE' | 'BAD_LENGTH' | 'BAD_MAGIC' | 'BAD_VALUE';
+export type DecodeResult =
+  | { ok: true; message: PeerMessage }
+  | { ok: false; code: DecodeErrorCode; detail: string };
+
+const MAGIC_0 = 0x53; // 'S'
+const MAGIC_1 = 0x48; // 'H'
+
+function header(type: number, length: number): [Uint8Array, DataView] {
+  const bytes = new Uint8Array(length);
+  bytes[0] = type;
+  return [bytes, new DataView(bytes.buffer)];
+}
+
+function sequenceMessage(type: number, sequence: number): Uint8Array {
+  const [bytes, view] = header(type, 5);
+  view.setUint32(1, sequence);
+  return bytes;
+}
+
+export function encode(message: PeerMessage): Uint8Array {
+  switch (message.type) {
+    case 'handshake': {
+      const [bytes] = header(MessageType.handshake, 5);
+      bytes[1] = MAGIC_0;
+      bytes[2] = MAGIC_1;
+      bytes[3] = message.version;
+      bytes[4] = message.uploads ? 1 : 0;
+      return bytes;
+    }
+    case 'availability': {
+      const count = message.states.length;
+      const bitmapBytes = (count + 7) >> 3;
+      const [bytes, view] = header(MessageType.availability, 7 + 2 * bitmapBytes);
+      view.setUint32(1, message.firstSequence);
+      view.setUint16(5, count);
+      message.states.forEach((state, i) => {
+        if (state === SegmentState.has) bytes[7 + (i >> 3)]! |= 0x80 >> (i & 7);
+        if (state === SegmentState.fetching) bytes[7 + bitmapBytes + (i >> 3)]! |= 0x80 >> (i & 7);
+      });
+      return bytes;
+    }
+    case 'have': {
+      const [bytes, view] = header(MessageType.have, 6);
+      view.setUint32(1, message.sequence);
+      bytes[5] = message.state;
+      return bytes;
+    }
+    case 'request': {
+      const [bytes, view] = header(MessageType.request, 9);
+      view.setUint32(1, message.sequence);
+      view.setUint32(5, message.offset);
+      return bytes;
+    }
+    case 'data': {
+      const [bytes, view] = header(MessageType.data, DATA_HEADER_BYTES + message.payload.length);
+      view.setUint32(1, message.sequence);
+      view.setUint32(5, message.offset);
+      view.setUint32(9, message.totalBytes);
+      bytes.set(message.payload, DATA_HEADER_BYTES);
+      return bytes;
+    }
+    case 'done': {
+      const [bytes, view] = header(MessageType.done, 9);
+      view.setUint32(1, message.sequence);
+      view.setUint32(5, message.totalBytes);
+      return bytes;
+    }
+    case 'absent':
+      return sequenceMessage(MessageType.absent, message.sequence);
+    case 'busy':
+      return sequenceMessage(MessageType.busy, message.sequence);
+    case 'cancel':
+      return sequenceMessage(MessageType.cancel, message.sequence);
+  }
+}
+
+const fail = (code: DecodeErrorCode, detail: string): DecodeResult => ({ ok: false, code, detail });
+
+/** Decodes one message. Never throws; anything not exactly as PROTOCOL.md describes is an error result. */
+export function decode(bytes: Uint8Array): DecodeResult {
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0) return fail('EMPTY', 'empty message');
+  if (bytes.length > MAX_MESSAGE_BYTES) return fail('TOO_LARGE', `${bytes.length} bytes > ${MAX_MESSAGE_BYTES}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const type = bytes[0];
+  const exactly = (length: number) =>
+    bytes.length === length ? undefined : fail('BAD_LENGTH', `type 0x0${type!.toString(16)} needs ${length} bytes, got ${bytes.length}`);
+  switch (type) {
+    case MessageType.handshake: {
+      const bad = exactly(5);
+      if (bad) return bad;
+      if (bytes[1] !== MAGIC_0 || bytes[2] !== MAGIC_1) return fail('BAD_MAGIC', 'handshake does not start with "SH"');
+      if (bytes[4]! > 1) return fail('BAD_VALUE', `handshake flags ${bytes[4]}`);
+      return { ok: true, message: { type: 'handshake', version: bytes[3]!, uploads: bytes[4] === 1 } };
+    }
+    case MessageType.availability: {
+      if (bytes.length < 7) return fail('BAD_LENGTH', `availability needs >= 7 bytes, got ${bytes.length}`);
+      const count = view.getUint16(5);
+      if (count > MAX_MAP_SEGMENTS) return fail('TOO_LARGE', `availability of ${count} segments > ${MAX_MAP_SEGMENTS}`);
+      const bitmapBytes = (count + 7) >> 3;
+      const bad = exactly(7 + 2 * bitmapBytes);
+      if (bad) return bad;
+      const firstSequence = view.getUint32(1);
+      if (firstSequence + count > 0xffff_ffff + 1) return fail('BAD_VALUE', 'availability runs past sequence 2^32-1');
+      const states: SegmentStateValue[] = new Array(count);
+      for (let i = 0; i < count; i++) {
+        const mask = 0x80 >> (i & 7);
+        const has = (bytes[7 + (i >> 3)]! & mask) !== 0;
+        const fetching = (bytes[7 + bitmapBytes + (i >> 3)]! & mask) !== 0;
+        if (has && fetching) return fail('BAD_VALUE', `segment ${firstSequence + i} both has and fetching`);
+        states[i] = has ? SegmentState.has : fetching ? SegmentState.fetching : SegmentState.none;
+      }
+      const padMask = (0xff >> (count & 7)) & (count & 7 ? 0xff : 0);
+      if (padMask && ((bytes[6 + bitmapBytes]! & padMask) || (bytes[6 + 2 * bitmapBytes]! & padMask))) {
+        return fail('BAD_VALUE', 'availability padding bits set');
+      }
+      return { ok: true, message: { type: 'availability', firstSequence, states } };
+    }
+    case MessageType.have: {
+      const bad = exactly(6);
+      if (bad) return bad;
+      const state = bytes[5]!;
+      if (state > SegmentState.fetching) return fail('BAD_VALUE', `segment state ${state}`);
+      return { ok: true, message: { type: 'have', sequence: view.getUint32(1), state: state as SegmentStateValue } };
+    }
+    case MessageType.request: {
+      const bad = exactly(9);
+      if (bad) return bad;
+      const offset = view.getUint32(5);
+      if (offset >= MAX_SEGMENT_BYTES) return fail('BAD_VALUE', `request offset ${offset}`);
+      return { ok: true, message: { type: 'request', sequence: view.getUint32(1), offset } };
+    }
+    case MessageType.data: {
+      if (bytes.length <= DATA_HEADER_BYTES) return fail('BAD_LENGTH', `data needs > ${DATA_HEADER_BYTES} bytes, got ${bytes.length}`);
+      const offset = view.getUint32(5);
+      const totalBytes = view.getUint32(9);
+      const payload = bytes.subarray(DATA_HEADER_BYTES);
+      if (totalBytes > MAX_SEGMENT_BYTES) return fail('TOO_LARGE', `segment of ${totalBytes} bytes > ${MAX_SEGMENT_BYTES}`);
+      if (offset + payload.length > totalBytes) return fail('BAD_VALUE', `chunk ${offset}+${payload.length} past segment end ${totalBytes}`);
+      return { ok: true, message: { type: 'data', sequence: view.getUint32(1), offset, totalBytes, payload } };
+    }
+    case MessageType.done: {
+      const bad = exactly(9);
+      if (bad) return bad;
+      const totalBytes = view.getUint32(5);
+      if (totalBytes > MAX_SEGMENT_BYTES) return fail('TOO_LARGE', `segment of ${totalBytes} bytes > ${MAX_SEGMENT_BYTES}`);
+      return { ok: true, message: { type: 'done', sequence: view.getUint32(1), totalBytes } };
+    }
+    case MessageType.absent:
+    case MessageType.busy:
+    case MessageType.cancel: {
+      const bad = exactly(5);
+      if (bad) return bad;
+      const name = type === MessageType.absent ? 'absent' : type === MessageType.busy ? 'busy' : 'cancel';
+      return { ok: true, message: { type: name, sequence: view.getUint32(1) } };
+    }
+    default:
+      return fail('UNKNOWN_TYPE', `message type ${type}`);
+  }
+}

@@ -1,0 +1,108 @@
+// The default SegmentStore: memory, bounded in bytes. When over the limit it drops segments
+// behind the playhead first (oldest first), then the ones furthest ahead of it.
+import type { SegmentRef, SegmentStore } from './types.js';
+
+interface StoredSegment {
+  bytes: Uint8Array;
+  startS: number;
+  endS: number;
+}
+
+export class MemorySegmentStore implements SegmentStore {
+  private readonly streams = new Map<string, Map<number, StoredSegment>>();
+  private readonly playheads = new Map<string, number>();
+  private readonly evictListeners: ((streamKey: string, sequence: number) => void)[] = [];
+  private used = 0;
+
+  constructor(readonly bytesLimit: number) {}
+
+  get bytesUsed(): number {
+    return this.used;
+  }
+
+  has(streamKey: string, sequence: number): boolean {
+    return this.streams.get(streamKey)?.has(sequence) ?? false;
+  }
+
+  sizeOf(streamKey: string, sequence: number): number | undefined {
+    return this.streams.get(streamKey)?.get(sequence)?.bytes.length;
+  }
+
+  get(streamKey: string, sequence: number): Uint8Array | undefined {
+    return this.streams.get(streamKey)?.get(sequence)?.bytes.slice();
+  }
+
+  read(streamKey: string, sequence: number, start: number, end: number): Uint8Array | undefined {
+    const stored = this.streams.get(streamKey)?.get(sequence);
+    if (!stored || start < 0 || end > stored.bytes.length || start > end) return undefined;
+    return stored.bytes.slice(start, end);
+  }
+
+  put(ref: SegmentRef, bytes: Uint8Array): boolean {
+    if (bytes.length > this.bytesLimit) return false;
+    let segments = this.streams.get(ref.streamKey);
+    if (!segments) this.streams.set(ref.streamKey, (segments = new Map()));
+    const previous = segments.get(ref.sequence);
+    if (previous) this.used -= previous.bytes.length;
+    // slice(): our own copy, never the caller's buffer, which the player may detach.
+    segments.set(ref.sequence, { bytes: bytes.slice(), startS: ref.startS, endS: ref.startS + ref.durationS });
+    this.used += bytes.length;
+    this.evictOverLimit(ref.streamKey, ref.sequence);
+    return this.has(ref.streamKey, ref.sequence);
+  }
+
+  setPlayhead(streamKey: string, positionS: number): void {
+    this.playheads.set(streamKey, positionS);
+    this.evictOverLimit();
+  }
+
+  sequences(streamKey: string): number[] {
+    return [...(this.streams.get(streamKey)?.keys() ?? [])].sort((a, b) => a - b);
+  }
+
+  onEvict(listener: (streamKey: string, sequence: number) => void): void {
+    this.evictListeners.push(listener);
+  }
+
+  clear(): void {
+    for (const [streamKey, segments] of this.streams) {
+      for (const sequence of segments.keys()) this.drop(streamKey, sequence);
+    }
+    this.streams.clear();
+  }
+
+  private drop(streamKey: string, sequence: number): void {
+    const segments = this.streams.get(streamKey);
+    const stored = segments?.get(sequence);
+    if (!segments || !stored) return;
+    segments.delete(sequence);
+    if (segments.size === 0) this.streams.delete(streamKey);
+    this.used -= stored.bytes.length;
+    for (const listener of this.evictListeners) listener(streamKey, sequence);
+  }
+
+  /** Eviction rank: behind the playhead first (oldest first), then furthest ahead first. */
+  private evictOverLimit(newStreamKey?: string, newSequence?: number): void {
+    while (this.used > this.bytesLimit) {
+      let victim: [string, number] | undefined;
+      let victimRank = -Infinity;
+      for (const [streamKey, segments] of this.streams) {
+        const playhead = this.playheads.get(streamKey);
+        for (const [sequence, stored] of segments) {
+          // Without a known playhead, everything counts as behind it: oldest goes first.
+          const rank =
+            playhead === undefined ? 1e12 - stored.startS
+            : stored.endS <= playhead ? 1e12 + (playhead - stored.endS)
+            : stored.startS - playhead;
+          if (rank > victimRank) {
+            victimRank = rank;
+            victim = [streamKey, sequence];
+          }
+        }
+      }
+      if (!victim) return;
+      this.drop(victim[0], victim[1]);
+      if (victim[0] === newStreamKey && victim[1] === newSequence) return;
+    }
+  }
+}
