@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 /** The sample stream's shape. Changing it regenerates the media on the next run. */
 export const sampleMediaSpec = {
-  version: 1,
+  version: 2,
   durationS: 60,
   segmentS: 2,
   fps: 30,
@@ -53,7 +53,7 @@ export function ensureSampleMedia(dir: string = defaultMediaDir()): string {
   const font = findFont();
   const largest = spec.renditions[spec.renditions.length - 1]!;
   // '\\:' escapes the colon inside the drawtext expression for ffmpeg's filter parser.
-  const text = `drawtext=${font ? `fontfile=${font}:` : ''}text='%{pts\\:hms}  frame %{frame_num}':x=16:y=16:fontsize=${Math.round(largest.height / 10)}:fontcolor=white:box=1:boxcolor=black@0.6`;
+  const text = `drawtext=${font ? `fontfile=${font}:` : ''}text='%{pts\\:hms}  frame %{frame_num}':x=16:y=h-th-16:fontsize=${Math.round(largest.height / 10)}:fontcolor=white:box=1:boxcolor=black@0.6`;
   const splits = spec.renditions.map((_, index) => `[s${index}]`).join('');
   const scales = spec.renditions.map((r, index) => `[s${index}]scale=${r.width}:${r.height}[v${index}]`).join(';');
   const args = [

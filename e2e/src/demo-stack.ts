@@ -1,0 +1,72 @@
+// The demo's processes in one place: origin (VOD + simulated live), tracker (its own process) and
+// the example pages. Used by `npm run demo`, the browser tests and the swarm runner alike.
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startOrigin, type Origin, type OriginFaults } from './origin.js';
+import { startStaticServer, type StaticServer } from './static-server.js';
+import { startTrackerProcess, type TrackerProcess } from './tracker-process.js';
+
+export interface DemoStackOptions {
+  host?: string;
+  /** 0 picks free ports (tests); the demo uses fixed ones. */
+  pagesPort?: number;
+  originPort?: number;
+  trackerPort?: number;
+  faults?: OriginFaults;
+}
+
+export interface DemoStack {
+  origin: Origin;
+  tracker: TrackerProcess;
+  pages: StaticServer;
+  urls: { index: string; live: string; vod: string };
+  close(): Promise<void>;
+}
+
+const repoPath = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+
+/** Directories the example pages load their scripts from. */
+export function pageMounts(): Record<string, string> {
+  const examplesRequire = createRequire(repoPath('examples/package.json'));
+  return {
+    '/': repoPath('examples'),
+    '/lib/hls.js/': `${dirname(examplesRequire.resolve('hls.js/package.json'))}/dist`,
+    '/lib/shoal-hlsjs/': repoPath('packages/hlsjs/dist'),
+    '/lib/shoal-player/': repoPath('packages/player/dist'),
+  };
+}
+
+export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
+  const host = options.host ?? '127.0.0.1';
+  const started: Array<{ close(): Promise<void> }> = [];
+  try {
+    const origin = await startOrigin({ host, port: options.originPort ?? 0, faults: options.faults });
+    started.push(origin);
+    const tracker = await startTrackerProcess({ host, port: options.trackerPort ?? 0 });
+    started.push(tracker);
+    const pages = await startStaticServer({
+      host,
+      port: options.pagesPort ?? 0,
+      mounts: pageMounts(),
+      config: { originUrl: origin.url, trackerUrls: [tracker.url] },
+    });
+    started.push(pages);
+    return {
+      origin,
+      tracker,
+      pages,
+      urls: {
+        index: `${pages.url}/`,
+        live: `${pages.url}/hlsjs.html?stream=live`,
+        vod: `${pages.url}/hlsjs.html?stream=vod`,
+      },
+      close: async () => {
+        await Promise.all(started.map((part) => part.close()));
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((part) => part.close()));
+    throw error;
+  }
+}

@@ -1,0 +1,34 @@
+// Reads playback state out of a page, for browser tests and the swarm runner.
+import type { Page } from 'playwright-core';
+
+export interface PlaybackProbe {
+  currentTime: number;
+  paused: boolean;
+  fatalError: string | null;
+}
+
+export async function probePlayback(page: Page, selector = 'video'): Promise<PlaybackProbe> {
+  return page.evaluate((videoSelector) => {
+    const video = document.querySelector<HTMLVideoElement>(videoSelector);
+    const demo = (window as unknown as { shoalDemo?: { fatalError: string | null } }).shoalDemo;
+    return { currentTime: video?.currentTime ?? 0, paused: video?.paused ?? true, fatalError: demo?.fatalError ?? null };
+  }, selector);
+}
+
+/**
+ * Waits until the video's currentTime has advanced by `seconds` since it first moved; fails early
+ * on a fatal player error, with the page's own words.
+ */
+export async function waitForPlaybackAdvance(page: Page, seconds: number, timeoutMs = 60_000): Promise<{ advancedS: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let firstTime: number | undefined;
+  let last: PlaybackProbe | undefined;
+  while (Date.now() < deadline) {
+    last = await probePlayback(page);
+    if (last.fatalError) throw new Error(`fatal player error: ${last.fatalError}`);
+    if (firstTime === undefined && last.currentTime > 0) firstTime = last.currentTime;
+    if (firstTime !== undefined && last.currentTime - firstTime >= seconds) return { advancedS: last.currentTime - firstTime };
+    await page.waitForTimeout(500);
+  }
+  throw new Error(`playback did not advance by ${seconds} s within ${timeoutMs} ms (last currentTime ${last?.currentTime ?? 'n/a'}, started at ${firstTime ?? 'never'})`);
+}

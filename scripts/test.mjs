@@ -1,0 +1,27 @@
+// `npm test` after setup: every unit/integration test (vitest), then the browser tests
+// (Playwright, real Chromium) inside a loopback-only network namespace. Fails on any failure.
+import { spawnSync } from 'node:child_process';
+import { assertChromium } from '../e2e/dist/chromium.js';
+import { assertFfmpeg } from '../e2e/dist/sample-media.js';
+
+try {
+  assertFfmpeg();
+  assertChromium();
+} catch (error) {
+  console.error(`shoal: ${error.message}`);
+  process.exit(1);
+}
+
+const root = new URL('..', import.meta.url);
+const run = (label, command, args) => {
+  console.log(`\n== ${label}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', cwd: root });
+  return result.status === 0;
+};
+const results = [
+  ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],
+  ['browser (Playwright + Chromium)', run('browser (Playwright + Chromium)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])],
+];
+console.log('\n== summary');
+for (const [label, ok] of results) console.log(`${ok ? 'ok  ' : 'FAIL'}  ${label}`);
+process.exit(results.every(([, ok]) => ok) ? 0 : 1);
