@@ -1,0 +1,271 @@
+// The scheduler: pure functions from a snapshot of state to actions. No clock, no I/O: the
+// engine builds the snapshot, calls plan(), and carries out what comes back. That is what
+// lets the same decisions run in the browser, in vitest and in the swarm simulator.
+import type { LatencyMode, PlaybackState } from './types.js';
+
+/** The latency mode in effect once `auto` is resolved. */
+export type EffectiveLatencyMode = 'low' | 'normal' | 'high';
+
+export interface ModeWindows {
+  mode: EffectiveLatencyMode;
+  /** Multiplies the expected HTTP download time when deciding whether HTTP must start now. */
+  httpSafetyFactor: number;
+  /** Added to every HTTP time budget (request latency, jitter), ms. */
+  httpSafetyMarginMs: number;
+  /** Segments this far ahead of the playhead (seconds of media) may be prefetched over P2P before the player asks. */
+  prefetchAheadS: number;
+  /**
+   * A requested segment that no peer has yet: wait for peers (until HTTP must start) rather than
+   * go to HTTP at once. Off in low mode, where P2P is used only where it cannot hurt.
+   */
+  waitForPeers: boolean;
+  /** Low mode: start P2P only if a full HTTP download still fits after the P2P attempt. */
+  p2pMustLeaveHttpFallback: boolean;
+}
+
+export interface WindowSettings {
+  httpSafetyFactor: number;
+  httpSafetyMarginMs: number;
+  p2pWindowS: number;
+}
+
+/**
+ * Resolves `auto`: VOD gets `high`; live reads how far behind the edge the player sits (the
+ * player's own target, or the measured distance when larger), in segments: under 3 is `low`,
+ * under 8 `normal`, else `high`. Never changes the player's settings, only reads them.
+ */
+export function resolveLatencyMode(mode: LatencyMode, playback: PlaybackState | undefined, segmentDurationS: number): EffectiveLatencyMode {
+  if (mode !== 'auto') return mode;
+  if (!playback || !playback.isLive) return 'high';
+  const measured = playback.liveEdgeS !== undefined ? playback.liveEdgeS - playback.positionS : undefined;
+  const budgetS = Math.max(playback.targetLatencyS ?? 0, measured ?? 0);
+  if (budgetS <= 0) return 'normal';
+  const behindSegments = budgetS / Math.max(segmentDurationS, 0.1);
+  return behindSegments < 3 ? 'low' : behindSegments < 8 ? 'normal' : 'high';
+}
+
+export function windowsFor(mode: EffectiveLatencyMode, settings: WindowSettings): ModeWindows {
+  const base = { mode, httpSafetyMarginMs: settings.httpSafetyMarginMs };
+  switch (mode) {
+    case 'low':
+      return { ...base, httpSafetyFactor: settings.httpSafetyFactor * 1.5, prefetchAheadS: 0, waitForPeers: false, p2pMustLeaveHttpFallback: true };
+    case 'normal':
+      return { ...base, httpSafetyFactor: settings.httpSafetyFactor, prefetchAheadS: settings.p2pWindowS / 2, waitForPeers: true, p2pMustLeaveHttpFallback: false };
+    case 'high':
+      return { ...base, httpSafetyFactor: settings.httpSafetyFactor, prefetchAheadS: settings.p2pWindowS, waitForPeers: true, p2pMustLeaveHttpFallback: false };
+  }
+}
+
+/** When the player will need media that starts at `startS`, on the engine's clock. */
+export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undefined, startS: number): number {
+  if (!playback) return nowMs;
+  const rate = playback.rate > 0 ? playback.rate : 1; // paused: budget as if playing, so a resume never stalls
+  const aheadS = startS - playback.positionS;
+  return aheadS <= 0 ? nowMs : nowMs + (aheadS / rate) * 1000;
+}
+
+export interface InFlightP2P {
+  peerId: string;
+  receivedBytes: number;
+  /** Known from the first chunk. */
+  totalBytes: number | undefined;
+  startedMs: number;
+}
+
+export interface SegmentPlan {
+  sequence: number;
+  /** Known size, or the engine's estimate. */
+  sizeBytes: number;
+  deadlineMs: number;
+  /** The player is waiting for it (loadSegment pending). */
+  requested: boolean;
+  httpInFlight: boolean;
+  p2p: InFlightP2P | undefined;
+  /** Live-edge seeding: this peer is an elected origin fetcher from this time on. */
+  seedAtMs: number | undefined;
+  /** A connected peer announced it is fetching this segment: it should be available soon. */
+  comingFromPeer: boolean;
+}
+
+export interface PeerPlan {
+  id: string;
+  has(sequence: number): boolean;
+  /** Measured (or assumed) download rate from this peer. */
+  throughputBytesPerS: number;
+  /** Already serving us a segment, or said busy recently. */
+  busy: boolean;
+}
+
+export interface SchedulerInput {
+  nowMs: number;
+  isLive: boolean;
+  /** Candidates, in any order; already-stored segments are left out by the engine. */
+  segments: SegmentPlan[];
+  peers: PeerPlan[];
+  httpThroughputBytesPerS: number;
+  windows: ModeWindows;
+  p2pDownload: boolean;
+  maxP2PDownloads: number;
+}
+
+export type SchedulerAction =
+  | { type: 'http'; sequence: number; reason: 'urgent' | 'no-peer' | 'seed' }
+  | { type: 'p2p'; sequence: number; peerId: string }
+  /** Cancel a P2P transfer; with resumeOverHttp, fetch its remaining bytes with an HTTP Range request. */
+  | { type: 'cancel-p2p'; sequence: number; resumeOverHttp: boolean }
+  /** Nothing to do before this time unless state changes: plan again then. */
+  | { type: 'wake'; atMs: number };
+
+/** How long HTTP needs for `bytes`, with the mode's safety factor and margin. */
+export function httpBudgetMs(bytes: number, httpThroughputBytesPerS: number, windows: ModeWindows): number {
+  return (bytes / Math.max(httpThroughputBytesPerS, 1)) * 1000 * windows.httpSafetyFactor + windows.httpSafetyMarginMs;
+}
+
+/** Projected finish of an in-flight P2P transfer from its own progress (or the peer's rate before any byte). */
+export function projectP2PFinishMs(nowMs: number, transfer: InFlightP2P, sizeBytes: number, peerThroughputBytesPerS: number): number {
+  const total = transfer.totalBytes ?? sizeBytes;
+  const remaining = Math.max(total - transfer.receivedBytes, 0);
+  const elapsedMs = nowMs - transfer.startedMs;
+  // After a short warm-up the transfer's own rate counts: a stalled peer's rate falls with every
+  // tick without data, so its projection slips past the deadline and the transfer is cancelled.
+  const rate = elapsedMs >= 250 ? (transfer.receivedBytes / elapsedMs) * 1000 : peerThroughputBytesPerS;
+  return nowMs + (remaining / Math.max(rate, 1)) * 1000;
+}
+
+export function plan(input: SchedulerInput): SchedulerAction[] {
+  const { nowMs, windows } = input;
+  const actions: SchedulerAction[] = [];
+  let wakeAtMs = Infinity;
+  const wake = (atMs: number) => {
+    if (atMs > nowMs && atMs < wakeAtMs) wakeAtMs = atMs;
+  };
+  const busyPeers = new Set<string>();
+  let p2pInFlight = 0;
+  for (const segment of input.segments) {
+    if (segment.p2p) {
+      busyPeers.add(segment.p2p.peerId);
+      p2pInFlight++;
+    }
+  }
+  const peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
+  const ordered = [...input.segments].sort((a, b) => a.deadlineMs - b.deadlineMs || a.sequence - b.sequence);
+
+  for (const segment of ordered) {
+    if (segment.httpInFlight) continue;
+    const timeLeftMs = segment.deadlineMs - nowMs;
+    const wanted = segment.requested || segment.seedAtMs !== undefined;
+
+    if (segment.p2p) {
+      const transfer = segment.p2p;
+      const total = transfer.totalBytes ?? segment.sizeBytes;
+      const remaining = Math.max(total - transfer.receivedBytes, 0);
+      const peerRate = peerById.get(transfer.peerId)?.throughputBytesPerS ?? 1;
+      const finishMs = projectP2PFinishMs(nowMs, transfer, segment.sizeBytes, peerRate);
+      const httpRemainderMs = httpBudgetMs(remaining, input.httpThroughputBytesPerS, windows);
+      if (finishMs <= segment.deadlineMs - windows.httpSafetyMarginMs) {
+        wake(segment.deadlineMs - httpRemainderMs);
+        continue;
+      }
+      if (timeLeftMs <= httpRemainderMs) {
+        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
+        busyPeers.delete(transfer.peerId);
+        p2pInFlight--;
+      } else {
+        wake(segment.deadlineMs - httpRemainderMs);
+      }
+      continue;
+    }
+
+    const httpNeedMs = httpBudgetMs(segment.sizeBytes, input.httpThroughputBytesPerS, windows);
+    const urgent = timeLeftMs <= httpNeedMs;
+    if (urgent) {
+      if (segment.requested) actions.push({ type: 'http', sequence: segment.sequence, reason: 'urgent' });
+      continue;
+    }
+    if (segment.seedAtMs !== undefined && segment.requested) {
+      actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
+      continue;
+    }
+
+    const holders = input.p2pDownload ? input.peers.filter((peer) => peer.has(segment.sequence)) : [];
+    if (holders.length > 0) {
+      const idle = holders.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
+      const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || peer.throughputBytesPerS > best.throughputBytesPerS ? peer : best), undefined);
+      if (fastest && p2pInFlight < input.maxP2PDownloads) {
+        const p2pTimeMs = (segment.sizeBytes / Math.max(fastest.throughputBytesPerS, 1)) * 1000;
+        const fits = windows.p2pMustLeaveHttpFallback ? p2pTimeMs + httpNeedMs < timeLeftMs : true;
+        if (fits) {
+          actions.push({ type: 'p2p', sequence: segment.sequence, peerId: fastest.id });
+          busyPeers.add(fastest.id);
+          p2pInFlight++;
+          continue;
+        }
+      }
+      if (segment.requested && windows.p2pMustLeaveHttpFallback) {
+        actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
+        continue;
+      }
+      // A holder exists but is busy: wait for it until HTTP must start.
+      wake(segment.deadlineMs - httpNeedMs);
+      continue;
+    }
+
+    if (segment.seedAtMs !== undefined && !segment.comingFromPeer) {
+      if (segment.seedAtMs <= nowMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
+      else wake(segment.seedAtMs);
+      continue;
+    }
+    if (!segment.requested) continue;
+    // Worth waiting only if some peer is expected to get it: one is fetching it, or (live)
+    // elected peers will fetch each new segment from the origin.
+    const expectFromPeers =
+      input.p2pDownload && windows.waitForPeers && input.peers.length > 0 && (segment.comingFromPeer || input.isLive);
+    if (expectFromPeers) wake(segment.deadlineMs - httpNeedMs);
+    else actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
+  }
+  if (wakeAtMs < Infinity) actions.push({ type: 'wake', atMs: wakeAtMs });
+  return actions;
+}
+
+/** A fast 32-bit string hash (FNV-1a with a final avalanche), for rendezvous scores. */
+export function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}
+
+/** A peer's rendezvous score for a segment, in [0, 1): the same on every peer that computes it. */
+export function seedScore(peerId: string, segmentKey: string): number {
+  return hash32(`${segmentKey}\u0000${peerId}`) / 0x1_0000_0000;
+}
+
+/**
+ * Live-edge seeding by rendezvous hashing: among the peer ids this peer knows in the swarm
+ * (itself included), the `count` with the highest score for the segment fetch it from the
+ * origin; everyone else waits for them. Every peer that knows the same ids elects the same
+ * fetchers, and adding or removing one peer moves the election only if that peer was elected.
+ */
+export function electOriginFetchers(segmentKey: string, peerIds: readonly string[], count: number): string[] {
+  return peerIds
+    .map((id) => ({ id, score: seedScore(id, segmentKey) }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .slice(0, count)
+    .map((entry) => entry.id);
+}
+
+/**
+ * When an elected fetcher starts: the best global score starts at once, lower scores later
+ * within `staggerMs`, so that where views of the swarm differ, a better-placed neighbour's
+ * "fetching" announcement usually arrives first and cancels the duplicate fetch.
+ */
+export function seedDelayMs(peerId: string, segmentKey: string, staggerMs: number): number {
+  return (1 - seedScore(peerId, segmentKey)) * staggerMs;
+}

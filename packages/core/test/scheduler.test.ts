@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import {
+  electOriginFetchers,
+  plan,
+  resolveLatencyMode,
+  segmentDeadlineMs,
+  seedDelayMs,
+  windowsFor,
+  type PeerPlan,
+  type SchedulerInput,
+  type SegmentPlan,
+} from '../src/scheduler.js';
+
+const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 60 };
+const MB = 1_000_000;
+
+function segment(sequence: number, deadlineMs: number, extra: Partial<SegmentPlan> = {}): SegmentPlan {
+  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, ...extra };
+}
+function peer(id: string, has: number[], throughputBytesPerS = 2 * MB, busy = false): PeerPlan {
+  const set = new Set(has);
+  return { id, has: (sequence) => set.has(sequence), throughputBytesPerS, busy };
+}
+function input(extra: Partial<SchedulerInput>): SchedulerInput {
+  return {
+    nowMs: 10_000, isLive: false, segments: [], peers: [], httpThroughputBytesPerS: MB,
+    windows: windowsFor('normal', settings), p2pDownload: true, maxP2PDownloads: 4, ...extra,
+  };
+}
+const withoutWake = (actions: ReturnType<typeof plan>) => actions.filter((action) => action.type !== 'wake');
+
+describe('scheduler', () => {
+  // HTTP budget for 1 MB at 1 MB/s: 1000 ms x 1.5 + 1000 ms margin = 2500 ms.
+  it('fetches the urgent segment over HTTP when no peer can deliver in time', () => {
+    const actions = plan(input({ segments: [segment(5, 12_000)], peers: [peer('a', [5])] }));
+    expect(withoutWake(actions)).toEqual([{ type: 'http', sequence: 5, reason: 'urgent' }]);
+  });
+
+  it('requests a segment in the P2P window from the fastest idle peer that has it', () => {
+    const peers = [peer('slow', [5], 1 * MB), peer('fast', [5], 4 * MB), peer('busy', [5], 9 * MB, true), peer('other', [6], 9 * MB)];
+    const actions = plan(input({ segments: [segment(5, 30_000)], peers }));
+    expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'fast' }]);
+  });
+
+  it('keeps an in-flight P2P transfer for an urgent segment while it is predicted in time', () => {
+    const transfer = { peerId: 'a', receivedBytes: 900_000, totalBytes: MB, startedMs: 9_000 };
+    const actions = plan(input({ segments: [segment(5, 12_000, { p2p: transfer })], peers: [peer('a', [5])] }));
+    expect(withoutWake(actions)).toEqual([]);
+  });
+
+  it('cancels a P2P transfer that will miss its deadline and resumes the rest over HTTP', () => {
+    // 100 KB in 4 s: 25 KB/s, 900 KB left, deadline in 1.5 s.
+    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
+    const actions = plan(input({ segments: [segment(5, 11_500, { p2p: transfer })], peers: [peer('a', [5])] }));
+    expect(withoutWake(actions)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+  });
+
+  it('lets a slow transfer run while HTTP could still finish its remainder, and wakes in time to decide', () => {
+    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
+    const actions = plan(input({ segments: [segment(5, 20_000, { p2p: transfer })], peers: [peer('a', [5])] }));
+    expect(withoutWake(actions)).toEqual([]);
+    // remainder 900 KB: 900 ms x 1.5 + 1000 ms = 2350 ms before the deadline
+    expect(actions).toContainEqual({ type: 'wake', atMs: 20_000 - 2350 });
+  });
+
+  it('goes to HTTP at once in VOD when no peer has the requested segment', () => {
+    const actions = plan(input({ segments: [segment(5, 30_000)], peers: [peer('a', [7])] }));
+    expect(withoutWake(actions)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
+  });
+
+  it('waits in live for peers to get a new segment, until HTTP must start', () => {
+    const actions = plan(input({ isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [4])] }));
+    expect(actions).toEqual([{ type: 'wake', atMs: 30_000 - 2500 }]);
+    const later = plan(input({ nowMs: 27_600, isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [4])] }));
+    expect(withoutWake(later)).toEqual([{ type: 'http', sequence: 5, reason: 'urgent' }]);
+  });
+
+  it('never prefetches over HTTP: a segment the player has not asked for is only taken from peers', () => {
+    const actions = plan(input({ segments: [segment(5, 11_000, { requested: false }), segment(6, 40_000, { requested: false })], peers: [] }));
+    expect(actions).toEqual([]);
+  });
+
+  it('fetches from the origin when elected seeder, and only once its stagger has passed', () => {
+    const early = plan(input({ isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300 })], peers: [peer('a', [])] }));
+    expect(early).toEqual([{ type: 'wake', atMs: 10_300 }]);
+    const due = plan(input({ nowMs: 10_300, isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300 })], peers: [peer('a', [])] }));
+    expect(withoutWake(due)).toEqual([{ type: 'http', sequence: 9, reason: 'seed' }]);
+    const preempted = plan(input({ nowMs: 10_300, isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300, comingFromPeer: true })], peers: [peer('a', [])] }));
+    expect(withoutWake(preempted)).toEqual([]);
+  });
+
+  it('respects the P2P concurrency limit and uses each peer for one transfer at a time', () => {
+    const segments = [segment(5, 30_000), segment(6, 32_000), segment(7, 34_000, { requested: false })];
+    const actions = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7])], maxP2PDownloads: 4 }));
+    expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    const two = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7]), peer('b', [5, 6, 7])], maxP2PDownloads: 1 }));
+    expect(withoutWake(two)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+  });
+
+  it('uses P2P only where it cannot hurt in low latency mode', () => {
+    const low = windowsFor('low', settings);
+    // low budget: 1000 ms x 2.25 + 1000 = 3250 ms HTTP, plus 500 ms of P2P at 2 MB/s
+    const tight = plan(input({ windows: low, isLive: true, segments: [segment(5, 13_500)], peers: [peer('a', [5])] }));
+    expect(withoutWake(tight)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
+    const roomy = plan(input({ windows: low, isLive: true, segments: [segment(5, 14_000)], peers: [peer('a', [5])] }));
+    expect(withoutWake(roomy)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    const nobody = plan(input({ windows: low, isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [])] }));
+    expect(withoutWake(nobody)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
+  });
+
+  it('changes the windows with the latency mode', () => {
+    const low = windowsFor('low', settings);
+    const normal = windowsFor('normal', settings);
+    const high = windowsFor('high', settings);
+    expect(low.prefetchAheadS).toBe(0);
+    expect(normal.prefetchAheadS).toBe(30);
+    expect(high.prefetchAheadS).toBe(60);
+    expect(low.httpSafetyFactor).toBeGreaterThan(normal.httpSafetyFactor);
+    expect([low.waitForPeers, normal.waitForPeers, high.waitForPeers]).toEqual([false, true, true]);
+    // the same live segment, 3 s ahead, with a peer that has it: HTTP in low, P2P in normal
+    const state = { isLive: true, segments: [segment(5, 13_000)], peers: [peer('a', [5])] };
+    expect(withoutWake(plan(input({ ...state, windows: low })))[0]).toMatchObject({ type: 'http' });
+    expect(withoutWake(plan(input({ ...state, windows: normal })))[0]).toMatchObject({ type: 'p2p' });
+  });
+
+  it('resolves auto latency from the player target and the measured distance to the live edge', () => {
+    const live = (positionS: number, targetLatencyS?: number) => ({ positionS, rate: 1, bufferedUntilS: positionS, isLive: true, liveEdgeS: 100, targetLatencyS });
+    expect(resolveLatencyMode('auto', live(96, 4), 2)).toBe('low');
+    expect(resolveLatencyMode('auto', live(90, 10), 2)).toBe('normal');
+    expect(resolveLatencyMode('auto', live(80, 20), 2)).toBe('high');
+    expect(resolveLatencyMode('auto', live(80, 4), 2)).toBe('high'); // measured: 20 s behind
+    expect(resolveLatencyMode('auto', { positionS: 0, rate: 1, bufferedUntilS: 0, isLive: false }, 2)).toBe('high');
+    expect(resolveLatencyMode('low', live(80, 20), 2)).toBe('low');
+  });
+
+  it('derives deadlines from playhead and rate, counting a pause as normal speed', () => {
+    const playback = { positionS: 10, rate: 2, bufferedUntilS: 20, isLive: false };
+    expect(segmentDeadlineMs(1000, playback, 20)).toBe(1000 + 5000);
+    expect(segmentDeadlineMs(1000, { ...playback, rate: 0 }, 20)).toBe(1000 + 10_000);
+    expect(segmentDeadlineMs(1000, playback, 4)).toBe(1000);
+    expect(segmentDeadlineMs(1000, undefined, 50)).toBe(1000);
+  });
+});
+
+describe('live-edge seeding', () => {
+  const ids = Array.from({ length: 200 }, (_, i) => (i * 2654435761 >>> 0).toString(16).padStart(40, '0'));
+
+  it('elects a small, stable number of origin fetchers per live segment', () => {
+    for (let sequence = 0; sequence < 50; sequence++) {
+      const key = `stream#${sequence}`;
+      const elected = electOriginFetchers(key, ids, 1);
+      expect(elected).toHaveLength(1);
+      // every peer that knows the same swarm elects the same fetcher, whatever order it lists peers in
+      expect(electOriginFetchers(key, [...ids].reverse(), 1)).toEqual(elected);
+      // a peer leaving that was not elected changes nothing
+      const leaver = ids.find((id) => id !== elected[0])!;
+      expect(electOriginFetchers(key, ids.filter((id) => id !== leaver), 1)).toEqual(elected);
+    }
+    expect(electOriginFetchers('stream#1', ids, 2)).toHaveLength(2);
+  });
+
+  it('spreads the origin fetches over the peers', () => {
+    const counts = new Map<string, number>();
+    for (let sequence = 0; sequence < 2000; sequence++) {
+      const [winner] = electOriginFetchers(`stream#${sequence}`, ids.slice(0, 10), 1);
+      counts.set(winner!, (counts.get(winner!) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(10);
+    for (const count of counts.values()) expect(count).toBeGreaterThan(100); // 200 expected each
+  });
+
+  it('staggers elected fetchers so the best-ranked starts first', () => {
+    const key = 'stream#7';
+    const ranked = electOriginFetchers(key, ids, 3);
+    const delays = ranked.map((id) => seedDelayMs(id, key, 1000));
+    expect([...delays].sort((a, b) => a - b)).toEqual(delays);
+    expect(delays[0]).toBeLessThan(50);
+  });
+});
