@@ -19,6 +19,7 @@ const run = (label, command, args) => {
   return result.status === 0;
 };
 const results = [
+  ['bundle size budgets', run('bundle size budgets', process.execPath, ['scripts/size.mjs', '--check'])],
   ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],
   ['browser (Playwright + Chromium)', run('browser (Playwright + Chromium)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])],
 ];
