@@ -1,0 +1,10 @@
+// Public entry of @shoal/tracker.
+
+export { startTracker, type RunningTracker, type StartDependencies } from './server.js';
+export { DEFAULT_OPTIONS, ConfigError, resolveOptions, type TrackerOptions } from './config.js';
+export type { AnnounceFilter, EngineCounters } from './tracker-engine.js';
+export type { TrackerStats } from './stats.js';
+export { UWS_CANDIDATES, UwsLoadError } from './uws-loader.js';
+export { binaryIdToHex, hexToBinaryId, isBinaryId } from './protocol.js';
+export { SwarmRegistry, Swarm, type PeerEntry, type AnnounceEvent } from './swarm-registry.js';
+export { TrackerEngine, Connection, type ClientSocket, type EngineOptions } from './tracker-engine.js';

@@ -1,0 +1,257 @@
+// The uWebSockets.js adapter: accepts or refuses upgrades (limits, origins), moves text frames
+// between sockets and the engine, serves /health, /stats.json and /metrics, shuts down gracefully.
+
+import { accessSync, constants } from 'node:fs';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { readInfoHashAllowList } from './allow-list.js';
+import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { readOpenFilesLimit } from './open-files-limit.js';
+import { RateWindow, renderPrometheus, type RejectedConnections, type TrackerStats } from './stats.js';
+import { CLOSE_POLICY, Connection, TrackerEngine, type ClientSocket } from './tracker-engine.js';
+import { loadUws, type UwsBuild } from './uws-loader.js';
+
+export interface RunningTracker {
+  /** The bound port (useful with `port: 0`). */
+  readonly port: number;
+  /** ws://host:port (wss:// with TLS); 0.0.0.0 is shown as 127.0.0.1. */
+  readonly url: string;
+  /** Which uWebSockets.js build runs, e.g. "@trufflesuite/uws-js-unofficial@20.30.0-unofficial.0 (uws_linux_x64_115.node)". */
+  readonly uwsBuild: string;
+  stats(): TrackerStats;
+  metrics(): string;
+  /** Re-reads the info_hash allow-list file; returns how many info_hashes it holds. */
+  reloadAllowList(): number;
+  /** Stops accepting, closes every socket with 1001 "going away", stops timers. */
+  close(): Promise<void>;
+}
+
+export interface StartDependencies {
+  logger?: Logger;
+}
+
+/** Per-socket state uWS keeps for us; `socket` is what the engine sends through. */
+interface SocketData {
+  ip: string;
+  origin: string;
+  connection: Connection | null;
+  closed: boolean;
+}
+
+const EXPIRY_SWEEP_MS = 5_000;
+const RATE_SAMPLE_MS = 1_000;
+const CLOSE_GOING_AWAY = 1001;
+const CLOSE_TRY_AGAIN_LATER = 1013;
+
+function describeBuild(build: UwsBuild): string {
+  return `${build.packageName}@${build.packageVersion} (${build.binary})`;
+}
+
+export async function startTracker(partial: Partial<TrackerOptions> = {}, dependencies: StartDependencies = {}): Promise<RunningTracker> {
+  const options = resolveOptions(partial);
+  const logger = dependencies.logger ?? createLogger(options.logLevel);
+  const build = loadUws(options.uwsCandidates);
+  const uws = build.uws;
+  const uwsBuild = describeBuild(build);
+
+  const engine = new TrackerEngine({
+    announceIntervalSec: options.announceIntervalSec,
+    peerTimeoutSec: options.peerTimeoutSec,
+    maxOffersPerAnnounce: options.maxOffersPerAnnounce,
+    maxSwarmsPerConnection: options.maxSwarmsPerConnection,
+    maxScrapeInfoHashes: options.maxScrapeInfoHashes,
+    fullScrape: options.fullScrape,
+    messagesPerSecond: options.messagesPerSecond,
+    messageBurst: options.messageBurst,
+    filter: options.filter,
+  });
+  const reloadAllowList = (): number => {
+    if (!options.infoHashAllowList) return 0;
+    const allowed = readInfoHashAllowList(options.infoHashAllowList);
+    const evicted = engine.setAllowedInfoHashes(allowed);
+    logger.info('info_hash allow-list loaded', { file: options.infoHashAllowList, infoHashes: allowed.size, peersEvicted: evicted });
+    return allowed.size;
+  };
+  reloadAllowList();
+
+  let app: TemplatedApp;
+  if (options.cert && options.key) {
+    for (const [field, file] of [['cert', options.cert], ['key', options.key]] as const) {
+      try {
+        accessSync(file, constants.R_OK);
+      } catch {
+        throw new ConfigError(`\`${field}\`: cannot read ${file}`);
+      }
+    }
+    app = uws.SSLApp({ cert_file_name: options.cert, key_file_name: options.key });
+  } else {
+    app = uws.App();
+  }
+
+  const sockets = new Set<WebSocket<SocketData>>();
+  const connectionsPerIp = new Map<string, number>();
+  const rejected: RejectedConnections = { draining: 0, maxConnections: 0, maxConnectionsPerIp: 0, origin: 0 };
+  const allowedOrigins = options.allowedOrigins.length > 0 ? new Set(options.allowedOrigins) : null;
+  let connectionsOpened = 0;
+  let slowSocketsClosed = 0;
+  let draining = false;
+  const startedMs = Date.now();
+  const rateWindow = new RateWindow();
+
+  const refuse = (res: HttpResponse, status: string, reason: keyof RejectedConnections, text: string) => {
+    rejected[reason]++;
+    res.writeStatus(status).writeHeader('content-type', 'text/plain').end(text);
+  };
+
+  const socketFor = (ws: WebSocket<SocketData>, data: SocketData): ClientSocket => ({
+    send(text: string): boolean {
+      if (data.closed) return false;
+      const status = ws.send(text, false);
+      if (status === 2 || ws.getBufferedAmount() > options.maxBackpressureBytes) {
+        slowSocketsClosed++;
+        data.closed = true;
+        ws.end(CLOSE_TRY_AGAIN_LATER, 'too slow: backpressure limit');
+        return false;
+      }
+      return true;
+    },
+    close(code: number, reason: string): void {
+      if (data.closed) return;
+      data.closed = true;
+      ws.end(code, reason);
+    },
+  });
+
+  app.ws<SocketData>('/*', {
+    compression: uws.DISABLED,
+    maxPayloadLength: options.maxPayloadBytes,
+    maxBackpressure: options.maxBackpressureBytes,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: options.idleTimeoutSec,
+    sendPingsAutomatically: options.idleTimeoutSec > 0,
+    upgrade(res: HttpResponse, req: HttpRequest, context) {
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const origin = req.getHeader('origin');
+      const forwarded = options.trustProxy ? req.getHeader('x-forwarded-for').split(',')[0]!.trim() : '';
+      const ip = forwarded || Buffer.from(res.getRemoteAddressAsText()).toString().replace(/^::ffff:/, '');
+      if (draining) return refuse(res, '503 Service Unavailable', 'draining', 'tracker is shutting down');
+      if (options.maxConnections > 0 && sockets.size >= options.maxConnections) {
+        return refuse(res, '503 Service Unavailable', 'maxConnections', 'tracker is full');
+      }
+      if (options.maxConnectionsPerIp > 0 && (connectionsPerIp.get(ip) ?? 0) >= options.maxConnectionsPerIp) {
+        return refuse(res, '429 Too Many Requests', 'maxConnectionsPerIp', 'too many connections from this address');
+      }
+      if (allowedOrigins && !allowedOrigins.has(origin)) return refuse(res, '403 Forbidden', 'origin', 'origin not allowed');
+      res.upgrade<SocketData>({ ip, origin, connection: null, closed: false }, key, protocol, extensions, context);
+    },
+    open(ws) {
+      const data = ws.getUserData();
+      data.connection = new Connection(socketFor(ws, data), data.ip, data.origin, Date.now(), options.messageBurst);
+      sockets.add(ws);
+      connectionsPerIp.set(data.ip, (connectionsPerIp.get(data.ip) ?? 0) + 1);
+      connectionsOpened++;
+    },
+    message(ws, message) {
+      const data = ws.getUserData();
+      if (data.connection) engine.handleMessage(data.connection, Buffer.from(message).toString('utf8'), Date.now());
+    },
+    close(ws) {
+      const data = ws.getUserData();
+      data.closed = true;
+      if (data.connection) engine.handleClose(data.connection);
+      data.connection = null;
+      sockets.delete(ws);
+      const count = (connectionsPerIp.get(data.ip) ?? 1) - 1;
+      if (count > 0) connectionsPerIp.set(data.ip, count);
+      else connectionsPerIp.delete(data.ip);
+    },
+  });
+
+  const stats = (): TrackerStats => {
+    const nowMs = Date.now();
+    const counts = engine.registry.counts();
+    const memory = process.memoryUsage();
+    const cpu = process.cpuUsage();
+    let limit: { soft: number | null; hard: number | null } = { soft: null, hard: null };
+    try {
+      const read = readOpenFilesLimit();
+      limit = { soft: Number.isFinite(read.soft) ? read.soft : null, hard: Number.isFinite(read.hard) ? read.hard : null };
+    } catch {
+      // not Linux: leave unknown
+    }
+    return {
+      uptimeSec: Math.round((nowMs - startedMs) / 1000),
+      uws: uwsBuild,
+      connections: sockets.size,
+      ...counts,
+      rates: rateWindow.rates(nowMs, engine.counters),
+      totals: { ...engine.counters, connectionsOpened, slowSocketsClosed },
+      rejectedConnections: { ...rejected },
+      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external },
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      openFilesLimit: limit,
+    };
+  };
+
+  const sendHttp = (res: HttpResponse, status: string, contentType: string, body: string) => {
+    res.writeStatus(status).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-store').end(body);
+  };
+  app.get('/health', (res) => {
+    if (draining) sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
+    else sendHttp(res, '200 OK', 'application/json', '{"status":"ok"}');
+  });
+  if (options.statsRoutes) {
+    app.get('/stats.json', (res) => sendHttp(res, '200 OK', 'application/json', JSON.stringify(stats())));
+    app.get('/metrics', (res) => sendHttp(res, '200 OK', 'text/plain; version=0.0.4', renderPrometheus(stats())));
+  }
+  app.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker: connect with a WebSocket (ws:// or wss://)\n'));
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(options.host, options.port, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new ConfigError(`cannot listen on ${options.host}:${options.port} (address in use, or not permitted)`));
+    });
+  });
+  const port = uws.us_socket_local_port(listenSocket);
+  const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const url = `${options.cert ? 'wss' : 'ws'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+
+  const expiryTimer = setInterval(() => {
+    const removed = engine.expire(Date.now());
+    if (removed > 0) logger.debug('peers expired', { removed });
+  }, EXPIRY_SWEEP_MS);
+  const rateTimer = setInterval(() => rateWindow.sample(Date.now(), engine.counters), RATE_SAMPLE_MS);
+  rateWindow.sample(Date.now(), engine.counters);
+  expiryTimer.unref();
+  rateTimer.unref();
+
+  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert) });
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      draining = true;
+      clearInterval(expiryTimer);
+      clearInterval(rateTimer);
+      uws.us_listen_socket_close(listenSocket);
+      const open = sockets.size;
+      for (const ws of [...sockets]) {
+        const data = ws.getUserData();
+        if (!data.closed) {
+          data.closed = true;
+          ws.end(CLOSE_GOING_AWAY, 'tracker shutting down');
+        }
+      }
+      logger.info('closed', { socketsClosed: open });
+      // Close handlers run inside end(); one tick lets uWS flush the close frames.
+      setImmediate(resolve);
+    });
+    return closing;
+  };
+
+  return { port, url, uwsBuild, stats, metrics: () => renderPrometheus(stats()), reloadAllowList, close };
+}
+
+export { CLOSE_POLICY };

@@ -1,0 +1,278 @@
+// What the tracker does with each message, independent of the socket library: rate limits,
+// announce/answer/scrape, offer and answer relay. The server adapter (uWS) only moves text
+// frames in and out and reports closes.
+
+import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest } from './protocol.js';
+import { SwarmRegistry, type PeerEntry } from './swarm-registry.js';
+
+/** The socket as the engine sees it. */
+export interface ClientSocket {
+  /** Sends one text frame; returns false when the socket was over its backpressure limit. */
+  send(text: string): boolean;
+  /** Closes with a WebSocket close code and a short reason. */
+  close(code: number, reason: string): void;
+}
+
+/** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
+export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
+
+export interface EngineOptions {
+  announceIntervalSec: number;
+  peerTimeoutSec: number;
+  maxOffersPerAnnounce: number;
+  maxSwarmsPerConnection: number;
+  maxScrapeInfoHashes: number;
+  fullScrape: boolean;
+  messagesPerSecond: number;
+  messageBurst: number;
+  filter?: AnnounceFilter | undefined;
+}
+
+export class Connection {
+  /** This connection's peer entry in each swarm it joined, by info_hash. */
+  readonly peers = new Map<string, PeerEntry<Connection>>();
+  tokens: number;
+  refilledMs: number;
+  closed = false;
+  constructor(
+    readonly socket: ClientSocket,
+    readonly ip: string,
+    readonly origin: string,
+    nowMs: number,
+    burst: number,
+  ) {
+    this.tokens = burst;
+    this.refilledMs = nowMs;
+  }
+}
+
+export interface EngineCounters {
+  messages: number;
+  announces: number;
+  answers: number;
+  scrapes: number;
+  offersRelayed: number;
+  answersRelayed: number;
+  failures: number;
+  rateLimited: number;
+  abusersClosed: number;
+  peersExpired: number;
+}
+
+/** Close code for policy violations (RFC 6455). */
+export const CLOSE_POLICY = 1008;
+/** An invalid message costs this many rate-limit tokens, so garbage gets a socket closed fast. */
+const INVALID_MESSAGE_COST = 5;
+
+export class TrackerEngine {
+  readonly registry = new SwarmRegistry<Connection>();
+  readonly counters: EngineCounters = {
+    messages: 0,
+    announces: 0,
+    answers: 0,
+    scrapes: 0,
+    offersRelayed: 0,
+    answersRelayed: 0,
+    failures: 0,
+    rateLimited: 0,
+    abusersClosed: 0,
+    peersExpired: 0,
+  };
+  /** info_hashes (binary) allowed to form swarms; null allows every info_hash. */
+  allowedInfoHashes: ReadonlySet<string> | null = null;
+  private readonly options: EngineOptions;
+  private readonly intervalSec: number;
+
+  constructor(options: EngineOptions) {
+    this.options = options;
+    this.intervalSec = options.announceIntervalSec;
+    this.registry.onPeerRemoved = (peer) => {
+      const owner = peer.owner;
+      if (owner.peers.get(peer.swarm.infoHash) === peer) owner.peers.delete(peer.swarm.infoHash);
+    };
+  }
+
+  handleMessage(connection: Connection, text: string, nowMs: number): void {
+    if (connection.closed) return;
+    this.counters.messages++;
+    if (!this.takeToken(connection, nowMs, 1)) return;
+
+    const request = parseRequest(text, {
+      maxOffers: this.options.maxOffersPerAnnounce,
+      maxScrapeInfoHashes: this.options.maxScrapeInfoHashes,
+    });
+    switch (request.kind) {
+      case 'announce':
+        this.counters.announces++;
+        return this.announce(connection, request, nowMs);
+      case 'answer':
+        this.counters.answers++;
+        return this.answer(connection, request, nowMs);
+      case 'scrape':
+        this.counters.scrapes++;
+        return this.scrape(connection, request);
+      case 'invalid':
+        this.fail(connection, request.reason, request.action, request.infoHash);
+        this.takeToken(connection, nowMs, INVALID_MESSAGE_COST - 1);
+        return;
+    }
+  }
+
+  /** A closed socket leaves every swarm it was in. */
+  handleClose(connection: Connection): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    for (const peer of connection.peers.values()) this.registry.remove(peer);
+    connection.peers.clear();
+  }
+
+  /** Drops peers that missed their announces; call every few seconds. */
+  expire(nowMs: number): number {
+    const removed = this.registry.expire(nowMs - this.options.peerTimeoutSec * 1000);
+    this.counters.peersExpired += removed;
+    return removed;
+  }
+
+  /** Applies a new info_hash allow-list and evicts swarms no longer on it; returns peers evicted. */
+  setAllowedInfoHashes(allowed: ReadonlySet<string> | null): number {
+    this.allowedInfoHashes = allowed;
+    if (!allowed) return 0;
+    let evicted = 0;
+    for (const infoHash of [...this.registry.swarms.keys()]) {
+      if (!allowed.has(infoHash)) evicted += this.registry.removeSwarm(infoHash);
+    }
+    return evicted;
+  }
+
+  private takeToken(connection: Connection, nowMs: number, cost: number): boolean {
+    const { messagesPerSecond, messageBurst } = this.options;
+    if (messagesPerSecond <= 0) return true;
+    const elapsedMs = nowMs - connection.refilledMs;
+    if (elapsedMs > 0) {
+      connection.tokens = Math.min(messageBurst, connection.tokens + (elapsedMs * messagesPerSecond) / 1000);
+      connection.refilledMs = nowMs;
+    }
+    connection.tokens -= cost;
+    if (connection.tokens >= 0) return true;
+    this.counters.rateLimited++;
+    // Keeps sending after being told: the debt grows past a full burst and the socket goes.
+    if (connection.tokens < -messageBurst) {
+      this.counters.abusersClosed++;
+      connection.socket.close(CLOSE_POLICY, 'rate limit exceeded');
+      this.handleClose(connection);
+    } else if (cost === 1) {
+      this.fail(connection, 'rate limit exceeded: slow down');
+    }
+    return false;
+  }
+
+  private announce(connection: Connection, request: AnnounceRequest, nowMs: number): void {
+    const { infoHash, peerId } = request;
+    const existing = connection.peers.get(infoHash);
+    if (existing && existing.peerId !== peerId) {
+      return this.fail(connection, 'one peer_id per info_hash per connection', 'announce', infoHash);
+    }
+    if (!existing && request.event !== 'stopped') {
+      const refusal = this.refuseJoin(connection, infoHash, peerId);
+      if (refusal) return this.fail(connection, refusal, 'announce', infoHash);
+    }
+
+    const result = this.registry.announce({
+      infoHash,
+      peerId,
+      owner: connection,
+      event: request.event,
+      left: request.left,
+      nowMs,
+    });
+    const peer = result.peer;
+    if (result.replacedOwner && result.replacedOwner !== connection) result.replacedOwner.peers.delete(infoHash);
+    if (peer) connection.peers.set(infoHash, peer);
+
+    const swarm = result.swarm;
+    connection.socket.send(
+      JSON.stringify({
+        action: 'announce',
+        interval: this.intervalSec,
+        info_hash: infoHash,
+        complete: swarm.complete,
+        incomplete: swarm.incomplete,
+      }),
+    );
+
+    if (!peer || request.numwant === 0) return;
+    const targets = this.registry.samplePeers(swarm, request.numwant, peer);
+    for (let i = 0; i < targets.length; i++) {
+      const offer = request.offers[i]!;
+      const target = targets[i]!.owner;
+      target.socket.send(
+        JSON.stringify({ action: 'announce', offer: offer.offer, offer_id: offer.offerId, peer_id: peerId, info_hash: infoHash }),
+      );
+      this.counters.offersRelayed++;
+    }
+  }
+
+  private refuseJoin(connection: Connection, infoHash: string, peerId: string): string | null {
+    if (connection.peers.size >= this.options.maxSwarmsPerConnection) {
+      return `too many swarms on one connection (at most ${this.options.maxSwarmsPerConnection})`;
+    }
+    if (this.allowedInfoHashes && !this.allowedInfoHashes.has(infoHash)) return 'info_hash not allowed by this tracker';
+    const filter = this.options.filter;
+    if (filter) {
+      let verdict: boolean | string;
+      try {
+        verdict = filter(binaryIdToHex(infoHash), { peerIdHex: binaryIdToHex(peerId), ip: connection.ip, origin: connection.origin });
+      } catch (error) {
+        verdict = `announce filter failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      if (verdict !== true) return typeof verdict === 'string' ? verdict : 'info_hash not allowed by this tracker';
+    }
+    return null;
+  }
+
+  private answer(connection: Connection, request: AnswerRequest, nowMs: number): void {
+    const { infoHash } = request;
+    const self = connection.peers.get(infoHash);
+    if (!self || self.peerId !== request.peerId) {
+      return this.fail(connection, 'answer from a peer that has not announced on this connection', 'announce', infoHash);
+    }
+    this.registry.touch(self, nowMs);
+    const target = self.swarm.byId.get(request.toPeerId);
+    if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
+    target.owner.socket.send(
+      JSON.stringify({
+        action: 'announce',
+        answer: request.answer,
+        offer_id: request.offerId,
+        peer_id: request.peerId,
+        info_hash: infoHash,
+      }),
+    );
+    this.counters.answersRelayed++;
+  }
+
+  private scrape(connection: Connection, request: ScrapeRequest): void {
+    let infoHashes = request.infoHashes;
+    if (!infoHashes) {
+      if (!this.options.fullScrape) return this.fail(connection, 'full scrape is disabled on this tracker', 'scrape');
+      infoHashes = [...this.registry.swarms.keys()];
+    }
+    const files: Record<string, { complete: number; incomplete: number; downloaded: number }> = {};
+    for (const infoHash of infoHashes) {
+      const swarm = this.registry.getSwarm(infoHash);
+      files[infoHash] = swarm
+        ? { complete: swarm.complete, incomplete: swarm.incomplete, downloaded: swarm.downloaded }
+        : { complete: 0, incomplete: 0, downloaded: 0 };
+    }
+    connection.socket.send(JSON.stringify({ action: 'scrape', files, flags: { min_request_interval: this.intervalSec } }));
+  }
+
+  private fail(connection: Connection, reason: string, action?: 'announce' | 'scrape', infoHash?: string): void {
+    this.counters.failures++;
+    const response: Record<string, string> = {};
+    if (action) response.action = action;
+    response['failure reason'] = reason;
+    if (infoHash !== undefined) response.info_hash = infoHash;
+    connection.socket.send(JSON.stringify(response));
+  }
+}

@@ -1,0 +1,220 @@
+// The WebSocket protocol, spoken with raw messages, against our tracker and against
+// bittorrent-tracker's server side by side: where clients depend on a behaviour, both agree.
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WsPeer, binaryId, sdp, type Message } from './support/ws-peer.js';
+import { startReference, startShoal, type TestTracker } from './support/trackers.js';
+
+const isResponse = (m: Message) => m.action === 'announce' && m.complete !== undefined;
+const isOffer = (m: Message) => m.action === 'announce' && m.offer !== undefined;
+const isAnswer = (m: Message) => m.action === 'announce' && m.answer !== undefined;
+
+const trackers: Record<string, () => Promise<TestTracker>> = {
+  shoal: () => startShoal(),
+  'bittorrent-tracker': startReference,
+};
+
+describe.each(Object.keys(trackers))('protocol with %s', (name) => {
+  let tracker: TestTracker;
+  const peers: WsPeer[] = [];
+  const connect = async () => {
+    const peer = await WsPeer.connect(tracker.url);
+    peers.push(peer);
+    return peer;
+  };
+  const infoHash = binaryId(`swarm-${name}`);
+
+  beforeAll(async () => {
+    tracker = await trackers[name]!();
+  });
+  afterEach(() => {
+    for (const peer of peers.splice(0)) peer.close();
+  });
+  afterAll(async () => {
+    await tracker.close();
+  });
+
+  it('answers an announce with interval, info_hash and the swarm counts', async () => {
+    const alice = await connect();
+    alice.send({ action: 'announce', event: 'started', info_hash: infoHash, peer_id: binaryId('alice'), left: 100, numwant: 0, offers: [] });
+    const response = await alice.next(isResponse);
+    expect(response).toMatchObject({ action: 'announce', info_hash: infoHash, complete: 0, incomplete: 1 });
+    expect(response.interval).toBeGreaterThan(0);
+  });
+
+  it('relays offers to other peers, never to the offerer, and the answer back to the offerer', async () => {
+    const hash = binaryId(`relay-${name}`);
+    const alice = await connect();
+    const bob = await connect();
+    alice.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alice'), left: 0, numwant: 0, offers: [] });
+    await alice.next(isResponse);
+    const offers = [
+      { offer: sdp('offer', 'b1'), offer_id: binaryId('offer-1') },
+      { offer: sdp('offer', 'b2'), offer_id: binaryId('offer-2') },
+    ];
+    bob.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('bob'), left: 50, numwant: 2, offers });
+    expect(await bob.next(isResponse)).toMatchObject({ complete: 1, incomplete: 1, info_hash: hash });
+
+    // Only one other peer: exactly one of the two offers reaches alice; none comes back to bob.
+    const offer = await alice.next(isOffer);
+    expect(offer).toMatchObject({ action: 'announce', peer_id: binaryId('bob'), info_hash: hash, offer: sdp('offer', 'b1'), offer_id: binaryId('offer-1') });
+    expect(await alice.silent(isOffer)).toBe(true);
+    expect(await bob.silent(isOffer, 100)).toBe(true);
+
+    alice.send({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('bob'), answer: sdp('answer', 'a1'), offer_id: offer.offer_id });
+    expect(await bob.next(isAnswer)).toMatchObject({
+      action: 'announce', answer: sdp('answer', 'a1'), offer_id: binaryId('offer-1'), peer_id: binaryId('alice'), info_hash: hash,
+    });
+    // The answerer gets no announce response for an answer.
+    expect(await alice.silent(isResponse, 200)).toBe(true);
+  });
+
+  it('scrapes one or several info_hashes, with zeros for unknown ones', async () => {
+    const hashA = binaryId(`scrape-a-${name}`);
+    const hashB = binaryId(`scrape-b-${name}`);
+    const unknown = binaryId(`scrape-none-${name}`);
+    const alice = await connect();
+    const bob = await connect();
+    alice.send({ action: 'announce', event: 'started', info_hash: hashA, peer_id: binaryId('alice'), left: 0, offers: [] });
+    bob.send({ action: 'announce', event: 'started', info_hash: hashA, peer_id: binaryId('bob'), left: 10, offers: [] });
+    bob.send({ action: 'announce', event: 'started', info_hash: hashB, peer_id: binaryId('bob'), left: 10, offers: [] });
+    await alice.next(isResponse);
+    await bob.next(isResponse);
+    await bob.next(isResponse);
+
+    alice.send({ action: 'scrape', info_hash: hashA });
+    const single = await alice.next((m) => m.action === 'scrape');
+    expect((single.files as Record<string, unknown>)[hashA]).toMatchObject({ complete: 1, incomplete: 1 });
+
+    alice.send({ action: 'scrape', info_hash: [hashA, hashB, unknown] });
+    const files = (await alice.next((m) => m.action === 'scrape')).files as Record<string, Message>;
+    expect(files[hashA]).toMatchObject({ complete: 1, incomplete: 1 });
+    expect(files[hashB]).toMatchObject({ complete: 0, incomplete: 1 });
+    expect(files[unknown]).toMatchObject({ complete: 0, incomplete: 0 });
+  });
+
+  it('moves a peer to complete on `completed`, removes it on `stopped` and when its socket closes', async () => {
+    const hash = binaryId(`life-${name}`);
+    const alice = await connect();
+    const bob = await connect();
+    const watcher = await connect();
+    const counts = async () => {
+      watcher.send({ action: 'scrape', info_hash: hash });
+      const files = (await watcher.next((m) => m.action === 'scrape')).files as Record<string, Message>;
+      return [files[hash]!.complete, files[hash]!.incomplete];
+    };
+    alice.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alice'), left: 10, offers: [] });
+    bob.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('bob'), left: 10, offers: [] });
+    await alice.next(isResponse);
+    await bob.next(isResponse);
+    expect(await counts()).toEqual([0, 2]);
+
+    alice.send({ action: 'announce', event: 'completed', info_hash: hash, peer_id: binaryId('alice'), left: 0 });
+    expect(await alice.next(isResponse)).toMatchObject({ complete: 1, incomplete: 1 });
+
+    bob.send({ action: 'announce', event: 'stopped', info_hash: hash, peer_id: binaryId('bob'), left: 10 });
+    expect(await bob.next(isResponse)).toMatchObject({ complete: 1, incomplete: 0 });
+    expect(await counts()).toEqual([1, 0]);
+
+    alice.close();
+    await alice.closed();
+    await expect.poll(counts, { timeout: 2000 }).toEqual([0, 0]);
+  });
+
+  it('gives a failure reason for a malformed info_hash or peer_id and keeps the socket', async () => {
+    const alice = await connect();
+    alice.send({ action: 'announce', event: 'started', info_hash: 'short', peer_id: binaryId('alice'), offers: [] });
+    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/info_hash/);
+    alice.send({ action: 'announce', event: 'started', info_hash: infoHash, peer_id: 'x'.repeat(21), offers: [] });
+    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/peer_id/);
+    alice.send({ action: 'announce', event: 'started', info_hash: infoHash, peer_id: binaryId('alice'), left: 1, offers: [] });
+    expect(await alice.next(isResponse)).toMatchObject({ info_hash: infoHash });
+  });
+});
+
+describe('protocol details of the shoal tracker', () => {
+  let tracker: Awaited<ReturnType<typeof startShoal>>;
+  const peers: WsPeer[] = [];
+  const connect = async () => {
+    const peer = await WsPeer.connect(tracker.url);
+    peers.push(peer);
+    return peer;
+  };
+  beforeAll(async () => {
+    tracker = await startShoal({ maxOffersPerAnnounce: 3 });
+  });
+  afterEach(() => {
+    for (const peer of peers.splice(0)) peer.close();
+  });
+  afterAll(() => tracker.close());
+
+  const join = async (peer: WsPeer, hash: string, id: string, offers: unknown[] = []) => {
+    peer.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId(id), left: 1, numwant: offers.length, offers });
+    return peer.next(isResponse);
+  };
+  const offerList = (n: number) => Array.from({ length: n }, (_, i) => ({ offer: sdp('offer', `o${i}`), offer_id: binaryId(`offer-${i}`) }));
+
+  it('relays each offer to a different peer, up to numwant and the configured cap', async () => {
+    const hash = binaryId('fanout');
+    const listeners = await Promise.all(Array.from({ length: 6 }, () => connect()));
+    for (const [i, listener] of listeners.entries()) await join(listener, hash, `listener-${i}`);
+    const offerer = await connect();
+    await join(offerer, hash, 'offerer', offerList(5));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const got = listeners.map((listener) => listener.received.filter(isOffer));
+    // Capped at 3 by maxOffersPerAnnounce, each to a distinct peer.
+    expect(got.flat()).toHaveLength(3);
+    expect(got.every((offers) => offers.length <= 1)).toBe(true);
+    expect(new Set(got.flat().map((m) => m.offer_id)).size).toBe(3);
+
+    const second = await connect();
+    second.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('second'), left: 1, numwant: 1, offers: offerList(3) });
+    await second.next(isResponse);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(listeners.flatMap((l) => l.received.filter(isOffer))).toHaveLength(3 + 1);
+  });
+
+  it('allows one peer_id per swarm per connection', async () => {
+    const hash = binaryId('one-id');
+    const alice = await connect();
+    await join(alice, hash, 'alice');
+    alice.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('mallory'), left: 1, offers: [] });
+    expect(await alice.next((m) => m['failure reason'] !== undefined)).toMatchObject({
+      'failure reason': 'one peer_id per info_hash per connection', info_hash: hash,
+    });
+    // The same connection may use another peer id in another swarm.
+    await join(alice, binaryId('other-swarm'), 'mallory');
+  });
+
+  it('refuses answers to unknown peers and from peers that never announced', async () => {
+    const hash = binaryId('answers');
+    const alice = await connect();
+    await join(alice, hash, 'alice');
+    alice.send({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('ghost'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
+    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/to_peer_id/);
+    const stranger = await connect();
+    stranger.send({ action: 'announce', info_hash: hash, peer_id: binaryId('stranger'), to_peer_id: binaryId('alice'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
+    expect((await stranger.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/not announced/);
+    expect(await alice.silent(isAnswer)).toBe(true);
+  });
+
+  it('refuses a full scrape by default', async () => {
+    const alice = await connect();
+    alice.send({ action: 'scrape' });
+    expect(await alice.next()).toMatchObject({ action: 'scrape', 'failure reason': 'full scrape is disabled on this tracker' });
+  });
+
+  it('lets a reconnecting client take its peer_id over from its old socket', async () => {
+    const hash = binaryId('reconnect');
+    const first = await connect();
+    await join(first, hash, 'phoenix');
+    const second = await connect();
+    expect(await join(second, hash, 'phoenix')).toMatchObject({ incomplete: 1 });
+    first.close();
+    await first.closed();
+    const watcher = await connect();
+    watcher.send({ action: 'scrape', info_hash: hash });
+    const files = (await watcher.next((m) => m.action === 'scrape')).files as Record<string, Message>;
+    expect(files[hash]).toMatchObject({ incomplete: 1 });
+  });
+});
