@@ -1,0 +1,130 @@
+// Every option of the browser signaling (tracker client + WebRTC), its default and its
+// validation live here and nowhere else.
+import { ShoalError } from '../errors.js';
+import type { Clock } from '../types.js';
+
+/** The subset of the WebSocket API the tracker client uses (browsers' WebSocket, or `ws` in Node). */
+export interface WebSocketLike {
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code?: number; reason?: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  send(data: string): void;
+  close(): void;
+}
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export type RTCPeerConnectionConstructor = new (configuration: RTCConfiguration) => RTCPeerConnection;
+
+/**
+ * Public STUN servers, for peers behind different NATs. Not used by default: on one machine or a
+ * LAN, host candidates are enough, and no third party learns who watches what. Peers behind
+ * symmetric NATs also need a TURN server of your own.
+ */
+export const PUBLIC_STUN_SERVERS: readonly RTCIceServer[] = Object.freeze([
+  { urls: ['stun:stun.l.google.com:19302', 'stun:global.stun.twilio.com:3478'] },
+]);
+
+export interface WebRtcSignalingOptions {
+  /** WebTorrent tracker URLs (`wss://tracker.example/announce`). Every swarm is announced to each of them. */
+  trackers: string[];
+  /** ICE servers for every RTCPeerConnection. Default: none (loopback and LAN). See PUBLIC_STUN_SERVERS. */
+  iceServers: RTCIceServer[];
+  /** This peer's id, 40 hex characters. Default: random, starting with the ASCII client tag `-SH0001-`. */
+  peerId: string | undefined;
+  /** Connections (open or being set up) per swarm at most; offers from peers beyond it are ignored. */
+  maxPeers: number;
+  /** WebRTC offers sent with one announce to one tracker (each is one RTCPeerConnection until answered). */
+  offersPerAnnounce: number;
+  /** Announce period until a tracker states its own `interval`. */
+  announceIntervalMs: number;
+  /**
+   * requestPeers() announces again at most this long after the previous announce; the gap doubles
+   * (up to the announce interval) while no new peer connects, so a lonely peer stays cheap.
+   */
+  requestPeersIntervalMs: number;
+  /** An offer nobody answered is closed after this long. */
+  offerTimeoutMs: number;
+  /** A connection whose data channel has not opened this long after the answer is closed. */
+  connectTimeoutMs: number;
+  /** The offer or answer is sent with the candidates gathered by then (no trickle ICE over a tracker). */
+  iceGatheringTimeoutMs: number;
+  /** First reconnect delay after a tracker connection fails; doubles per failure... */
+  reconnectMinMs: number;
+  /** ...up to this. Each delay is drawn from [delay/2, delay] so peers don't return in a herd. */
+  reconnectMaxMs: number;
+  /** The data channel's `drain` event fires when its bufferedAmount falls to this many bytes. */
+  bufferedAmountLowThreshold: number;
+  /** Timers; real by default. */
+  clock: Clock;
+  /** Default: `globalThis.WebSocket`. Node tests pass the `ws` package's. */
+  WebSocket: WebSocketConstructor | undefined;
+  /** Default: `globalThis.RTCPeerConnection`. Tests pass a fake. */
+  RTCPeerConnection: RTCPeerConnectionConstructor | undefined;
+}
+
+export type WebRtcSignalingOptionsInput = Partial<WebRtcSignalingOptions> & Pick<WebRtcSignalingOptions, 'trackers'>;
+
+export interface ResolvedSignalingOptions extends WebRtcSignalingOptions {
+  WebSocket: WebSocketConstructor;
+  RTCPeerConnection: RTCPeerConnectionConstructor;
+}
+
+const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+};
+
+export const DEFAULT_SIGNALING_OPTIONS: Readonly<Omit<WebRtcSignalingOptions, 'trackers'>> = Object.freeze({
+  iceServers: [],
+  peerId: undefined,
+  maxPeers: 12,
+  offersPerAnnounce: 5,
+  announceIntervalMs: 120_000,
+  requestPeersIntervalMs: 5_000,
+  offerTimeoutMs: 15_000,
+  connectTimeoutMs: 15_000,
+  iceGatheringTimeoutMs: 5_000,
+  reconnectMinMs: 1_000,
+  reconnectMaxMs: 60_000,
+  bufferedAmountLowThreshold: 64 * 1024,
+  clock: realClock,
+  WebSocket: undefined,
+  RTCPeerConnection: undefined,
+});
+
+function invalid(field: string, expected: string, value: unknown): never {
+  const shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
+  throw new ShoalError('INVALID_OPTION', `signaling options.${field} must be ${expected}, got ${shown}`);
+}
+
+/** Merges the input over the defaults and validates every field; throws INVALID_OPTION naming the field. */
+export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): ResolvedSignalingOptions {
+  if (typeof input !== 'object' || input === null) invalid('', 'an object', input);
+  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+  const options = { ...DEFAULT_SIGNALING_OPTIONS, ...defined } as WebRtcSignalingOptions;
+  const { trackers } = options;
+  if (!Array.isArray(trackers) || trackers.length === 0) invalid('trackers', 'a non-empty array of ws:// or wss:// URLs', trackers);
+  for (const url of trackers) {
+    if (typeof url !== 'string' || !/^wss?:\/\/[^/\s]/i.test(url)) invalid('trackers', 'ws:// or wss:// URLs', url);
+  }
+  if (!Array.isArray(options.iceServers)) invalid('iceServers', 'an array of RTCIceServer', options.iceServers);
+  if (options.peerId !== undefined && !/^[0-9a-f]{40}$/.test(options.peerId)) invalid('peerId', '40 lowercase hex characters', options.peerId);
+  const numbers: [keyof WebRtcSignalingOptions, number][] = [
+    ['maxPeers', 1], ['offersPerAnnounce', 0], ['announceIntervalMs', 1000], ['requestPeersIntervalMs', 0],
+    ['offerTimeoutMs', 1], ['connectTimeoutMs', 1], ['iceGatheringTimeoutMs', 0], ['reconnectMinMs', 1],
+    ['reconnectMaxMs', 1], ['bufferedAmountLowThreshold', 0],
+  ];
+  for (const [field, min] of numbers) {
+    const value = options[field];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) invalid(field, `an integer >= ${min}`, value);
+  }
+  const WebSocketClass = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (typeof WebSocketClass !== 'function') invalid('WebSocket', 'a WebSocket class (none in this environment)', WebSocketClass);
+  const PeerConnectionClass =
+    options.RTCPeerConnection ?? (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection;
+  if (typeof PeerConnectionClass !== 'function') {
+    invalid('RTCPeerConnection', 'an RTCPeerConnection class (none in this environment)', PeerConnectionClass);
+  }
+  return { ...options, WebSocket: WebSocketClass, RTCPeerConnection: PeerConnectionClass };
+}

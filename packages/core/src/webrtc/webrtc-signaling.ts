@@ -1,0 +1,338 @@
+// The browser's Signaling: a WebTorrent tracker client (announce with WebRTC offers, relay of
+// answers) over one WebSocket per tracker, and the RtcPeers it connects. Each joined swarm keeps
+// its connections keyed by remote peer id, so two routes to the same peer (two trackers, or both
+// sides offering at once) end as one connection: the one whose initiator has the smaller peer id.
+import { ShoalError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import type { Signaling, SignalingEvents, SwarmSignal, TimerId } from '../types.js';
+import { binaryToHex, hexToBinary, isBinaryId, randomBinaryId } from './binary-id.js';
+import { isSessionDescription, RtcPeer, type SessionDescription } from './rtc-peer.js';
+import {
+  resolveSignalingOptions,
+  type ResolvedSignalingOptions,
+  type WebRtcSignalingOptionsInput,
+} from './signaling-options.js';
+import { TrackerSocket } from './tracker-socket.js';
+
+const log = createLogger('shoal:core:signaling');
+
+/** Creates the tracker + WebRTC signaling for the browser; throws INVALID_OPTION naming a bad field. */
+export function createWebRtcSignaling(options: WebRtcSignalingOptionsInput): Signaling {
+  return new WebRtcSignaling(resolveSignalingOptions(options));
+}
+
+/** Announce state of one swarm at one tracker. */
+interface Announcer {
+  timer: TimerId | undefined;
+  lastAnnounceAt: number;
+  /** Announce period; the tracker's `interval` once it said one. */
+  intervalMs: number;
+  /** Earliest spacing of an early announce (requestPeers); doubles per announce, reset by a new peer. */
+  requestGapMs: number;
+  /** The tracker knows us in this swarm (reset on reconnect: the tracker dropped us). */
+  started: boolean;
+  /** Offers are being prepared. */
+  busy: boolean;
+  /** Other peers in the swarm by the tracker's last count; undefined until it gave one. */
+  otherPeers: number | undefined;
+}
+
+interface PendingOffer {
+  peer: RtcPeer;
+  tracker: TrackerSocket;
+}
+
+class WebRtcSignaling implements Signaling {
+  readonly localPeerId: string;
+  private readonly peerIdBinary: string;
+  private readonly trackers: TrackerSocket[] = [];
+  private readonly swarms = new Map<string, Swarm>();
+  private destroyed = false;
+
+  constructor(private readonly options: ResolvedSignalingOptions) {
+    this.peerIdBinary = options.peerId ? hexToBinary(options.peerId) : randomBinaryId('-SH0001-');
+    this.localPeerId = binaryToHex(this.peerIdBinary);
+  }
+
+  join(infoHash: string, events: SignalingEvents): SwarmSignal {
+    if (this.destroyed) throw new ShoalError('DESTROYED', 'signaling was destroyed');
+    const infoHashBinary = /^[0-9a-f]{40}$/i.test(infoHash) ? hexToBinary(infoHash) : infoHash;
+    if (!isBinaryId(infoHashBinary)) {
+      throw new ShoalError('INVALID_OPTION', `info_hash must be 20 binary characters or 40 hex, got ${JSON.stringify(infoHash)}`);
+    }
+    if (this.swarms.has(infoHashBinary)) {
+      throw new ShoalError('INVALID_OPTION', `swarm ${binaryToHex(infoHashBinary)} is already joined`);
+    }
+    const swarm = new Swarm(infoHashBinary, this.peerIdBinary, this.localPeerId, this.options, events);
+    this.swarms.set(infoHashBinary, swarm);
+    if (this.trackers.length === 0) {
+      for (const url of this.options.trackers) this.trackers.push(this.openTracker(url));
+    }
+    for (const tracker of this.trackers) swarm.trackerOpened(tracker);
+    return {
+      requestPeers: () => swarm.requestPeers(),
+      leave: () => {
+        if (this.swarms.get(infoHashBinary) !== swarm) return;
+        this.swarms.delete(infoHashBinary);
+        swarm.leave();
+      },
+    };
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const swarm of this.swarms.values()) swarm.leave();
+    this.swarms.clear();
+    for (const tracker of this.trackers.splice(0)) tracker.destroy();
+  }
+
+  private openTracker(url: string): TrackerSocket {
+    const tracker: TrackerSocket = new TrackerSocket(url, this.options, {
+      open: () => {
+        log('connected to %s', url);
+        for (const swarm of this.swarms.values()) swarm.trackerOpened(tracker);
+      },
+      message: (message) => {
+        const swarm = isBinaryId(message.info_hash) ? this.swarms.get(message.info_hash) : undefined;
+        // Another swarm's message, one we left, or our own offer echoed: nothing to do.
+        if (!swarm || message.peer_id === this.peerIdBinary) return;
+        swarm.trackerMessage(tracker, message);
+      },
+      error: (error) => {
+        log('%s', error.message);
+        for (const swarm of this.swarms.values()) swarm.trackerLost(tracker, error);
+      },
+      warning: (message) => {
+        for (const swarm of this.swarms.values()) swarm.events.warning(message);
+      },
+    });
+    return tracker;
+  }
+}
+
+class Swarm {
+  private readonly announcers = new Map<TrackerSocket, Announcer>();
+  /** Our unanswered offers by offer_id (binary). */
+  private readonly offers = new Map<string, PendingOffer>();
+  /** Connections with a known remote (answered or being answered, and open) by remote peer id (hex). */
+  private readonly connections = new Map<string, RtcPeer>();
+  private left = false;
+
+  constructor(
+    private readonly infoHash: string,
+    private readonly peerIdBinary: string,
+    private readonly localPeerId: string,
+    private readonly options: ResolvedSignalingOptions,
+    readonly events: SignalingEvents,
+  ) {}
+
+  trackerOpened(tracker: TrackerSocket): void {
+    const announcer = this.announcer(tracker);
+    announcer.started = false;
+    if (tracker.connected) void this.announce(tracker, announcer);
+  }
+
+  trackerLost(tracker: TrackerSocket, error: ShoalError): void {
+    const announcer = this.announcer(tracker);
+    this.options.clock.clearTimeout(announcer.timer);
+    announcer.started = false;
+    // Answers to offers sent there can no longer arrive.
+    for (const { peer, tracker: via } of [...this.offers.values()]) if (via === tracker) peer.close();
+    this.events.error(error);
+  }
+
+  requestPeers(): void {
+    if (this.left) return;
+    const { clock } = this.options;
+    for (const [tracker, announcer] of this.announcers) {
+      if (!tracker.connected || announcer.busy) continue;
+      const waitMs = Math.max(0, announcer.lastAnnounceAt + announcer.requestGapMs - clock.now());
+      const scheduledAt = announcer.lastAnnounceAt + announcer.intervalMs;
+      if (clock.now() + waitMs < scheduledAt) this.schedule(tracker, announcer, waitMs);
+    }
+  }
+
+  leave(): void {
+    this.left = true;
+    for (const [tracker, announcer] of this.announcers) {
+      this.options.clock.clearTimeout(announcer.timer);
+      if (announcer.started) {
+        tracker.send({ action: 'announce', event: 'stopped', info_hash: this.infoHash, peer_id: this.peerIdBinary, numwant: 0 });
+      }
+    }
+    this.announcers.clear();
+    for (const { peer } of [...this.offers.values()]) peer.close();
+    for (const peer of [...this.connections.values()]) peer.close();
+  }
+
+  trackerMessage(tracker: TrackerSocket, message: Record<string, unknown>): void {
+    if (message.action !== 'announce') return;
+    const announcer = this.announcer(tracker);
+    const failure = message['failure reason'];
+    if (failure !== undefined) {
+      this.events.error(new ShoalError('TRACKER', `${tracker.url}: refused swarm ${binaryToHex(this.infoHash)}: ${String(failure)}`));
+      return;
+    }
+    if (message['warning message'] !== undefined) this.events.warning(`${tracker.url}: ${String(message['warning message'])}`);
+    const intervalS = Number(message.interval ?? message['min interval']);
+    if (intervalS > 0) announcer.intervalMs = Math.max(intervalS * 1000, this.options.requestPeersIntervalMs);
+    const complete = Number(message.complete);
+    const incomplete = Number(message.incomplete);
+    if (Number.isInteger(complete) && Number.isInteger(incomplete)) announcer.otherPeers = Math.max(0, complete + incomplete - 1);
+    if (message.offer !== undefined) void this.answerOffer(tracker, message);
+    else if (message.answer !== undefined) this.acceptAnswer(message);
+  }
+
+  private announcer(tracker: TrackerSocket): Announcer {
+    let announcer = this.announcers.get(tracker);
+    if (!announcer) {
+      const { announceIntervalMs, requestPeersIntervalMs } = this.options;
+      announcer = {
+        timer: undefined, lastAnnounceAt: -Infinity, intervalMs: announceIntervalMs, requestGapMs: requestPeersIntervalMs,
+        started: false, busy: false, otherPeers: undefined,
+      };
+      this.announcers.set(tracker, announcer);
+    }
+    return announcer;
+  }
+
+  private schedule(tracker: TrackerSocket, announcer: Announcer, delayMs: number): void {
+    const { clock } = this.options;
+    clock.clearTimeout(announcer.timer);
+    announcer.timer = clock.setTimeout(() => void this.announce(tracker, announcer), delayMs);
+  }
+
+  /** How many offers are worth making: room for more peers, and other peers the tracker could give them to. */
+  private offerCount(announcer: Announcer): number {
+    const room = this.options.maxPeers - this.connections.size - this.offers.size;
+    return Math.max(0, Math.min(this.options.offersPerAnnounce, room, announcer.otherPeers ?? Infinity));
+  }
+
+  private async announce(tracker: TrackerSocket, announcer: Announcer): Promise<void> {
+    const { clock } = this.options;
+    clock.clearTimeout(announcer.timer);
+    announcer.timer = undefined;
+    if (this.left || announcer.busy || !tracker.connected) return;
+    announcer.busy = true;
+    const count = this.offerCount(announcer);
+    const made = await Promise.all(Array.from({ length: count }, () => this.makeOffer(tracker)));
+    announcer.busy = false;
+    const offers = made.filter((offer) => offer !== undefined);
+    const message = {
+      action: 'announce',
+      info_hash: this.infoHash,
+      peer_id: this.peerIdBinary,
+      numwant: offers.length,
+      offers: offers.map(({ offerId, offer }) => ({ offer_id: offerId, offer })),
+      ...(announcer.started ? {} : { event: 'started' }),
+    };
+    if (this.left || !tracker.send(message)) {
+      for (const { offerId } of offers) this.offers.get(offerId)?.peer.close();
+      return;
+    }
+    log('announced %s to %s with %d offers', binaryToHex(this.infoHash), tracker.url, offers.length);
+    announcer.started = true;
+    announcer.lastAnnounceAt = clock.now();
+    announcer.requestGapMs = Math.min(announcer.requestGapMs * 2, announcer.intervalMs);
+    this.schedule(tracker, announcer, announcer.intervalMs);
+  }
+
+  private async makeOffer(tracker: TrackerSocket): Promise<{ offerId: string; offer: SessionDescription } | undefined> {
+    const offerId = randomBinaryId();
+    const peer = this.createPeer(true);
+    this.offers.set(offerId, { peer, tracker });
+    peer.setDeadline(this.options.offerTimeoutMs, 'no answer to the offer');
+    try {
+      return { offerId, offer: await peer.createOffer() };
+    } catch (error) {
+      if (!peer.closed) this.events.warning(`could not create a WebRTC offer: ${(error as Error).message}`);
+      peer.close();
+      return undefined;
+    }
+  }
+
+  private async answerOffer(tracker: TrackerSocket, message: Record<string, unknown>): Promise<void> {
+    const { offer, offer_id: offerId, peer_id: remoteBinary } = message;
+    if (!isSessionDescription(offer, 'offer') || !isBinaryId(offerId) || !isBinaryId(remoteBinary)) {
+      this.events.warning(`${tracker.url}: ignored a malformed offer`);
+      return;
+    }
+    const remotePeerId = binaryToHex(remoteBinary);
+    if (!this.admit(remotePeerId, false)) return;
+    const peer = this.createPeer(false);
+    peer.remotePeerId = remotePeerId;
+    this.connections.set(remotePeerId, peer);
+    peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
+    let answer: SessionDescription;
+    try {
+      answer = await peer.acceptOffer(offer);
+    } catch (error) {
+      if (!peer.closed) peer.fail(`could not answer its offer: ${(error as Error).message}`);
+      return;
+    }
+    const sent = tracker.send({
+      action: 'announce', info_hash: this.infoHash, peer_id: this.peerIdBinary, to_peer_id: remoteBinary, offer_id: offerId, answer,
+    });
+    if (!sent) peer.close();
+  }
+
+  private acceptAnswer(message: Record<string, unknown>): void {
+    const { answer, offer_id: offerId, peer_id: remoteBinary } = message;
+    const pending = typeof offerId === 'string' ? this.offers.get(offerId) : undefined;
+    // An answer to an offer we closed (timed out, or the swarm is full) is late, not wrong.
+    if (!pending) return;
+    const { peer } = pending;
+    this.offers.delete(offerId as string);
+    if (!isSessionDescription(answer, 'answer') || !isBinaryId(remoteBinary)) {
+      peer.close();
+      this.events.warning(`${pending.tracker.url}: ignored a malformed answer`);
+      return;
+    }
+    const remotePeerId = binaryToHex(remoteBinary);
+    if (!this.admit(remotePeerId, true)) return peer.close();
+    peer.remotePeerId = remotePeerId;
+    this.connections.set(remotePeerId, peer);
+    peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
+    peer.acceptAnswer(answer).catch((error: Error) => peer.fail(`could not accept its answer: ${error.message}`));
+  }
+
+  /**
+   * Whether a new connection to this remote should go ahead. Of two connections to one peer, both
+   * sides keep the one whose initiator has the smaller peer id; an existing loser is closed.
+   */
+  private admit(remotePeerId: string, weInitiate: boolean): boolean {
+    const existing = this.connections.get(remotePeerId);
+    if (!existing) return this.connections.size < this.options.maxPeers;
+    const initiatorOf = (initiatedLocally: boolean) => (initiatedLocally ? this.localPeerId : remotePeerId);
+    if (initiatorOf(weInitiate) >= initiatorOf(existing.initiator)) return false;
+    existing.close();
+    return true;
+  }
+
+  private createPeer(initiator: boolean): RtcPeer {
+    const { options } = this;
+    return new RtcPeer(initiator, {
+      RTCPeerConnection: options.RTCPeerConnection,
+      iceServers: options.iceServers,
+      iceGatheringTimeoutMs: options.iceGatheringTimeoutMs,
+      bufferedAmountLowThreshold: options.bufferedAmountLowThreshold,
+      clock: options.clock,
+      onOpen: (peer) => {
+        if (this.left) return peer.close();
+        log('peer %s connected in %s', peer.remotePeerId, binaryToHex(this.infoHash));
+        for (const announcer of this.announcers.values()) announcer.requestGapMs = options.requestPeersIntervalMs;
+        this.events.peer(peer);
+      },
+      onClose: (peer, reason, failed) => {
+        for (const [offerId, pending] of this.offers) if (pending.peer === peer) this.offers.delete(offerId);
+        if (this.connections.get(peer.remotePeerId) === peer) this.connections.delete(peer.remotePeerId);
+        log('peer %s closed: %s', peer.remotePeerId || '(unanswered offer)', reason);
+        // A failure before the channel opened, with a known remote, is a connectivity problem worth showing.
+        if (failed && !peer.opened && peer.remotePeerId && !this.left) {
+          this.events.warning(`peer ${peer.remotePeerId.slice(0, 8)}: ${reason}`);
+        }
+      },
+    });
+  }
+}
