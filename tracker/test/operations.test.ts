@@ -1,0 +1,254 @@
+// What operators rely on: the CLI and its config sources, HTTP endpoints, limits, allow-lists
+// with SIGHUP reload, graceful SIGTERM, and a clear message when no uWebSockets.js loads.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import https from 'node:https';
+import WebSocket from 'ws';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { binaryIdToHex } from '../src/protocol.js';
+import { loadCliOptions } from '../src/config.js';
+import { WsPeer, binaryId, type Message } from './support/ws-peer.js';
+import { startShoal } from './support/trackers.js';
+
+const bin = fileURLToPath(new URL('../bin/shoal-tracker.js', import.meta.url));
+const isResponse = (m: Message) => m.action === 'announce' && m.complete !== undefined;
+const failure = (m: Message) => typeof m['failure reason'] === 'string';
+const announce = (hash: string, peer: string) => ({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId(peer), left: 1, offers: [] });
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface CliProcess {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the built CLI (tracker/dist must be built: `npm run build`); resolves once it prints its URL. */
+function runCli(args: string[], env: Record<string, string> = {}): Promise<CliProcess> {
+  if (!existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url)))) {
+    throw new Error('tracker/dist is missing: run `node scripts/pnpm.mjs --filter @shoal/tracker build` first');
+  }
+  const child = spawn(process.execPath, [bin, '--host', '127.0.0.1', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /^listening (wss?:\/\/\S+)$/m.exec(stdout);
+      if (match) resolve({ child, url: match[1]!, stderr: () => stderr, exited });
+    });
+    void exited.then((code) => reject(new Error(`tracker exited with ${code}: ${stderr}`)));
+  });
+}
+
+const httpUrl = (wsUrl: string, path: string) => wsUrl.replace(/^ws/, 'http') + path;
+
+describe('configuration sources', () => {
+  it('gives flags precedence over env, env over the config file, and names a bad field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shoal-tracker-'));
+    const file = join(dir, 'tracker.json');
+    writeFileSync(file, JSON.stringify({ port: 7000, maxConnections: 5, fullScrape: true }));
+    const { options } = loadCliOptions(['--config', file, '--port', '7002', '--no-full-scrape'], {
+      SHOAL_TRACKER_PORT: '7001',
+      SHOAL_TRACKER_MAX_CONNECTIONS_PER_IP: '3',
+    });
+    expect(options).toMatchObject({ port: 7002, maxConnections: 5, maxConnectionsPerIp: 3, fullScrape: false });
+    expect(() => loadCliOptions(['--max-connections', 'lots'], {})).toThrow(/`maxConnections` must be a number/);
+    expect(() => loadCliOptions(['--bogus'], {})).toThrow(/unknown flag --bogus/);
+    writeFileSync(file, JSON.stringify({ prot: 1 }));
+    expect(() => loadCliOptions(['--config', file], {})).toThrow(/unknown setting `prot`/);
+  });
+});
+
+describe('the shoal-tracker CLI', () => {
+  it('prints its URL, names the uWS build, serves /health, /stats.json, /metrics and exits 0 on SIGTERM', async () => {
+    const cli = await runCli(['--announce-interval-sec', '30']);
+    expect(cli.stderr()).toMatch(/"msg":"listening".*"uws":"[^"]+\.node\)"/);
+    expect(cli.stderr()).toMatch(/"msg":"open files limit","soft":\d+/);
+
+    const peer = await WsPeer.connect(cli.url);
+    peer.send(announce(binaryId('cli-swarm'), 'cli-peer'));
+    expect(await peer.next(isResponse)).toMatchObject({ interval: 30, incomplete: 1 });
+
+    const health = await fetch(httpUrl(cli.url, '/health'));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const stats = (await (await fetch(httpUrl(cli.url, '/stats.json'))).json()) as Record<string, unknown>;
+    expect(stats).toMatchObject({ connections: 1, swarms: 1, peers: 1, leechers: 1 });
+    expect((stats.memory as { rssBytes: number }).rssBytes).toBeGreaterThan(0);
+    expect(stats.uws).toMatch(/uws_/);
+
+    const metrics = await (await fetch(httpUrl(cli.url, '/metrics'))).text();
+    expect(metrics).toMatch(/^# TYPE shoal_tracker_connections gauge$/m);
+    expect(metrics).toMatch(/^shoal_tracker_peers\{state="leecher"\} 1$/m);
+    expect(metrics).toMatch(/^shoal_tracker_requests_total\{kind="announce"\} 1$/m);
+    // Every sample line is `name{labels} number`.
+    for (const line of metrics.split('\n').filter((l) => l && !l.startsWith('#'))) expect(line).toMatch(/^[a-z_]+(\{[a-z_]+="[^"]*"\})? -?[\d.e+]+$/);
+
+    expect((await fetch(httpUrl(cli.url, '/nothing-here'))).status).toBe(404);
+
+    cli.child.kill('SIGTERM');
+    expect(await peer.closed()).toBe(1001);
+    expect(await cli.exited).toBe(0);
+  });
+
+  it('reloads the info_hash allow-list on SIGHUP, evicting swarms no longer listed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shoal-tracker-'));
+    const list = join(dir, 'allowed.txt');
+    const allowedA = binaryId('allowed-a');
+    const allowedB = binaryId('allowed-b');
+    writeFileSync(list, `# test list\n${binaryIdToHex(allowedA)}\n`);
+    const cli = await runCli(['--info-hash-allow-list', list]);
+    const peer = await WsPeer.connect(cli.url);
+
+    peer.send(announce(allowedA, 'p'));
+    expect(await peer.next(isResponse)).toMatchObject({ info_hash: allowedA });
+    peer.send(announce(allowedB, 'p'));
+    expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'info_hash not allowed by this tracker', info_hash: allowedB });
+
+    writeFileSync(list, `${binaryIdToHex(allowedB)}  # only B now\n`);
+    cli.child.kill('SIGHUP');
+    await expect.poll(() => cli.stderr(), { timeout: 3000 }).toMatch(/allow-list loaded.*"infoHashes":1,"peersEvicted":1/);
+    peer.send(announce(allowedB, 'p'));
+    expect(await peer.next(isResponse)).toMatchObject({ info_hash: allowedB });
+
+    // A broken edit keeps the previous list and says so.
+    writeFileSync(list, 'not a hash\n');
+    cli.child.kill('SIGHUP');
+    await expect.poll(() => cli.stderr(), { timeout: 3000 }).toMatch(/allow-list reload failed, keeping the previous list.*:1: expected 40 hex digits/);
+    const other = await WsPeer.connect(cli.url);
+    other.send(announce(allowedB, 'q'));
+    expect(await other.next((m) => m.info_hash === allowedB)).toMatchObject({ incomplete: 2 });
+    peer.close();
+    other.close();
+  });
+
+  it('exits with a message naming what to install when no uWebSockets.js build loads', async () => {
+    const { startTracker } = await import('../src/index.js');
+    await expect(startTracker({ uwsCandidates: ['uWebSockets.js', 'no-such-uws-build'], logLevel: 'silent' })).rejects.toThrow(
+      /no uWebSockets.js build loads[\s\S]*uWebSockets.js: [\s\S]*no-such-uws-build: [\s\S]*npm install @trufflesuite\/uws-js-unofficial/,
+    );
+  });
+});
+
+describe('TLS', () => {
+  it('serves wss:// and https:// with the given certificate and key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shoal-tracker-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const tracker = await startShoal({ cert, key });
+    cleanups.push(() => tracker.close());
+    expect(tracker.url).toMatch(/^wss:\/\//);
+    const body = await new Promise<string>((resolve, reject) => {
+      https.get(httpUrl(tracker.url, '/health'), { rejectUnauthorized: false }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve(text));
+      }).on('error', reject);
+    });
+    expect(JSON.parse(body)).toEqual({ status: 'ok' });
+    const socket = new WebSocket(tracker.url, { rejectUnauthorized: false });
+    const reply = await new Promise<string>((resolve, reject) => {
+      socket.once('open', () => socket.send(JSON.stringify(announce(binaryId('tls'), 'tls-peer'))));
+      socket.once('message', (data) => resolve(data.toString()));
+      socket.once('error', reject);
+    });
+    expect(JSON.parse(reply)).toMatchObject({ action: 'announce', incomplete: 1 });
+    socket.close();
+  });
+});
+
+describe('limits', () => {
+  it('refuses connections over maxConnections and maxConnectionsPerIp, and counts why', async () => {
+    const tracker = await startShoal({ maxConnections: 3, maxConnectionsPerIp: 2 });
+    cleanups.push(() => tracker.close());
+    const a = await WsPeer.connect(tracker.url);
+    const b = await WsPeer.connect(tracker.url);
+    await expect(WsPeer.connect(tracker.url)).rejects.toThrow(/HTTP 429/);
+    a.close();
+    await a.closed();
+    await expect.poll(() => tracker.stats().connections).toBe(1);
+    const c = await WsPeer.connect(tracker.url);
+    expect(tracker.stats().rejectedConnections.maxConnectionsPerIp).toBe(1);
+    b.close();
+    c.close();
+  });
+
+  it('refuses a full tracker with 503', async () => {
+    const tracker = await startShoal({ maxConnections: 1 });
+    cleanups.push(() => tracker.close());
+    const a = await WsPeer.connect(tracker.url);
+    await expect(WsPeer.connect(tracker.url)).rejects.toThrow(/HTTP 503/);
+    expect(tracker.stats().rejectedConnections.maxConnections).toBe(1);
+    a.close();
+  });
+
+  it('accepts only allowed origins when an origin allow-list is set', async () => {
+    const tracker = await startShoal({ allowedOrigins: ['https://video.example'] });
+    cleanups.push(() => tracker.close());
+    const ok = await WsPeer.connect(tracker.url, { origin: 'https://video.example' });
+    await expect(WsPeer.connect(tracker.url, { origin: 'https://evil.example' })).rejects.toThrow(/HTTP 403/);
+    await expect(WsPeer.connect(tracker.url)).rejects.toThrow(/HTTP 403/);
+    ok.close();
+  });
+
+  it('applies the programmatic filter hook to each join, with its reason', async () => {
+    const seen: string[] = [];
+    const tracker = await startShoal({
+      filter: (infoHashHex, { peerIdHex }) => {
+        seen.push(`${infoHashHex}/${peerIdHex}`);
+        return infoHashHex.startsWith('6f6b') ? true : 'not on our service';
+      },
+    });
+    cleanups.push(() => tracker.close());
+    const peer = await WsPeer.connect(tracker.url);
+    peer.send(announce(binaryId('ok-swarm'), 'p'));
+    expect(await peer.next(isResponse)).toMatchObject({ info_hash: binaryId('ok-swarm') });
+    peer.send({ ...announce(binaryId('ok-swarm'), 'p'), event: 'update' });
+    await peer.next(isResponse);
+    peer.send(announce(binaryId('no-swarm'), 'p'));
+    expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'not on our service' });
+    // Called on joins only, not on every update.
+    expect(seen).toEqual([`${binaryIdToHex(binaryId('ok-swarm'))}/${binaryIdToHex(binaryId('p'))}`, `${binaryIdToHex(binaryId('no-swarm'))}/${binaryIdToHex(binaryId('p'))}`]);
+    peer.close();
+  });
+
+  it('expires peers that stop announcing while their socket stays open', async () => {
+    const tracker = await startShoal({ peerTimeoutSec: 1 });
+    cleanups.push(() => tracker.close());
+    const peer = await WsPeer.connect(tracker.url);
+    peer.send(announce(binaryId('expiring'), 'sleepy'));
+    await peer.next(isResponse);
+    expect(tracker.stats().peers).toBe(1);
+    await expect.poll(() => tracker.stats().peers, { timeout: 8000, interval: 250 }).toBe(0);
+    expect(tracker.stats().swarms).toBe(0);
+    expect(tracker.stats().totals.peersExpired).toBe(1);
+    peer.close();
+  });
+
+  it('closes every socket with 1001 and stops listening on close()', async () => {
+    const tracker = await startShoal();
+    const peer = await WsPeer.connect(tracker.url);
+    await tracker.close();
+    expect(await peer.closed()).toBe(1001);
+    await expect(WsPeer.connect(tracker.url)).rejects.toThrow();
+  });
+});
