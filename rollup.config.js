@@ -1,7 +1,7 @@
 // Builds the browser packages: ESM + .d.ts for bundlers (dependencies stay external), and one
 // self-contained minified ESM file per package for pages without a build step (hls.js stays
 // external there: pages load it once, beside Shoal). Node packages (tracker, e2e) build with tsc.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import commonjs from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import dts from 'rollup-plugin-dts';
@@ -10,7 +10,7 @@ import esbuild from 'rollup-plugin-esbuild';
 const packages = [
   { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts' } },
   { dir: 'packages/hlsjs', entries: { index: 'src/index.ts' }, browserBundle: 'shoal-hlsjs.browser.js' },
-  { dir: 'packages/player', entries: { index: 'src/index.ts' } },
+  { dir: 'packages/player', entries: { index: 'src/index.ts', 'frame-client': 'src/frame-client-entry.ts' }, plugins: () => [cssAsText()] },
 ];
 
 const isExternal = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
@@ -28,7 +28,7 @@ for (const pkg of packages) {
     input: input(pkg),
     external: isExternal,
     onwarn,
-    plugins: [esbuild({ target: 'es2020', tsconfig: `${pkg.dir}/tsconfig.json` })],
+    plugins: [...(pkg.plugins?.() ?? []), esbuild({ target: 'es2020', tsconfig: `${pkg.dir}/tsconfig.json` })],
     output: { dir: `${pkg.dir}/dist`, format: 'es', sourcemap: true, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
   });
   configs.push({
@@ -50,6 +50,57 @@ for (const pkg of packages) {
       output: { file: `${pkg.dir}/dist/${pkg.browserBundle}`, format: 'es', sourcemap: true },
     });
   }
+}
+
+// packages/player: the script-tag bundle (video.js + hls.js + Shoal + CSS in one file, global
+// `ShoalPlayer`), the host page's frame client (global `ShoalFrameClient`), and embed.html.
+function cssAsText() {
+  return {
+    name: 'shoal-css-as-text',
+    load(id) {
+      return id.endsWith('.css') ? `export default ${JSON.stringify(readFileSync(id, 'utf8'))};` : null;
+    },
+  };
+}
+// hls.js's UMD build carries its transmuxing worker inline (it re-runs its own function source
+// in a Blob worker); its ESM build would need a separate worker file beside the bundle.
+function hlsUmd() {
+  const virtualId = '\0shoal:hls.js-umd';
+  return {
+    name: 'shoal-hls-umd',
+    resolveId(id) {
+      return id === 'hls.js' ? virtualId : null;
+    },
+    load(id) {
+      if (id !== virtualId) return null;
+      const umd = readFileSync(new URL('./packages/player/node_modules/hls.js/dist/hls.min.js', import.meta.url), 'utf8').replace(/\/\/# sourceMappingURL=.*$/m, '');
+      return `var module = { exports: {} }, exports = module.exports;\n${umd}\nexport default module.exports;`;
+    },
+  };
+}
+function emitFile(fileName, source) {
+  return { name: `shoal-emit-${fileName}`, generateBundle() { this.emitFile({ type: 'asset', fileName, source: readFileSync(source, 'utf8') }); } };
+}
+if (existsSync('packages/player/src/browser.ts')) {
+  const browserPlugins = (extra = []) => [
+    ...extra,
+    cssAsText(),
+    nodeResolve({ browser: true, preferBuiltins: false, extensions: ['.ts', '.js', '.mjs'] }),
+    commonjs(),
+    esbuild({ target: 'es2020', minify: true, tsconfig: 'packages/player/tsconfig.json', define: { 'process.env.NODE_ENV': '"production"' } }),
+  ];
+  configs.push({
+    input: 'packages/player/src/browser.ts',
+    onwarn,
+    plugins: browserPlugins([hlsUmd(), emitFile('embed.html', 'packages/player/src/embed.html')]),
+    output: { file: 'packages/player/dist/shoal-player.min.js', format: 'iife', name: 'ShoalPlayer', sourcemap: true },
+  });
+  configs.push({
+    input: 'packages/player/src/frame-client-global.ts',
+    onwarn,
+    plugins: browserPlugins(),
+    output: { file: 'packages/player/dist/shoal-frame-client.min.js', format: 'iife', name: 'ShoalFrameClient', exports: 'default', sourcemap: true },
+  });
 }
 
 export default configs;
