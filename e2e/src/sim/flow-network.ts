@@ -1,0 +1,182 @@
+// Flow-level network model. A pipe carries an ordered queue of units (a data-channel message, an
+// HTTP chunk) from a sender's uplink to a receiver's downlink, one unit after another. While a
+// pipe has units it is an active flow; its rate is the sender's uplink divided among the sender's
+// active flows, capped by the receiver's downlink divided among the receiver's active flows (and
+// by the source's own cap). Rates are recomputed only when a flow starts or ends on one of the two
+// links, never per packet: a unit's completion is one event at the time its bytes drain.
+import type { SimEvent } from './event-queue.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+export interface LinkCapacity {
+  /** Bytes/s; Infinity for unthrottled. 0 stops every flow out of the host. */
+  upBytesPerS: number;
+  downBytesPerS: number;
+  /** One-way access latency, ms: a link between two hosts takes the sum of theirs. */
+  latencyMs: number;
+}
+
+export class SimHost {
+  /** Active flows out of this host (uplink) and into it (downlink). */
+  readonly uplink = new Set<Pipe>();
+  readonly downlink = new Set<Pipe>();
+
+  constructor(
+    readonly id: string,
+    public capacity: LinkCapacity,
+  ) {}
+}
+
+interface Unit {
+  bytes: number;
+  onSent: () => void;
+}
+
+export class Pipe {
+  private readonly units: Unit[] = [];
+  private head = 0;
+  /** Bytes of the head unit not yet sent. */
+  private remaining = 0;
+  private rate = 0;
+  private lastMs = 0;
+  private completion: SimEvent | undefined;
+  active = false;
+
+  constructor(
+    private readonly network: FlowNetwork,
+    /** Undefined: the origin (a CDN), limited only by `sourceBytesPerS`. */
+    readonly source: SimHost | undefined,
+    readonly target: SimHost,
+    readonly sourceBytesPerS = Infinity,
+  ) {}
+
+  /** Whether a unit sent now would leave at once: no queue and no finite capacity on the way. */
+  get instant(): boolean {
+    return !this.active && this.network.rateFor(this, true) === Infinity;
+  }
+
+  push(bytes: number, onSent: () => void): void {
+    this.units.push({ bytes, onSent });
+    if (!this.active) {
+      this.remaining = bytes;
+      this.network.activate(this);
+    }
+  }
+
+  /** Drops every queued unit (the connection is gone); returns the bytes not yet sent. */
+  clear(): number {
+    let unsent = 0;
+    if (this.active) this.settle();
+    for (let i = this.head; i < this.units.length; i++) unsent += this.units[i]!.bytes;
+    if (this.units.length > this.head) unsent -= this.units[this.head]!.bytes - this.remaining;
+    this.units.length = 0;
+    this.head = 0;
+    if (this.active) this.network.deactivate(this);
+    return unsent;
+  }
+
+  /** Bytes of the head unit already sent (for an HTTP abort). */
+  get headSentBytes(): number {
+    if (!this.active) return 0;
+    this.settle();
+    return this.units[this.head]!.bytes - this.remaining;
+  }
+
+  /** Accounts the bytes sent since the last rate change. */
+  settle(): void {
+    const now = this.network.clock.now();
+    if (this.rate === Infinity) this.remaining = 0;
+    else if (this.rate > 0) this.remaining = Math.max(0, this.remaining - (this.rate * (now - this.lastMs)) / 1000);
+    this.lastMs = now;
+  }
+
+  /** Called by the network after settle() with the flow's new rate. */
+  setRate(rate: number): void {
+    if (rate === this.rate && this.completion) return;
+    this.rate = rate;
+    this.reschedule();
+  }
+
+  private reschedule(): void {
+    const clock = this.network.clock;
+    if (this.completion) clock.clearTimeout(this.completion);
+    this.completion = undefined;
+    if (!this.active || this.rate <= 0) return;
+    const delayMs = this.rate === Infinity ? 0 : (this.remaining / this.rate) * 1000;
+    this.completion = clock.at(clock.now() + delayMs, () => this.unitSent());
+  }
+
+  private unitSent(): void {
+    this.completion = undefined;
+    this.settle();
+    const unit = this.units[this.head++]!;
+    if (this.head === this.units.length) {
+      this.units.length = 0;
+      this.head = 0;
+      this.network.deactivate(this);
+    } else {
+      if (this.head > 1024) {
+        this.units.splice(0, this.head);
+        this.head = 0;
+      }
+      this.remaining = this.units[this.head]!.bytes;
+      this.reschedule();
+    }
+    unit.onSent();
+  }
+
+  /** Internal: set when the network (de)activates the flow. */
+  resetClock(): void {
+    this.lastMs = this.network.clock.now();
+  }
+}
+
+export class FlowNetwork {
+  /** Rate recomputations, for profiling. */
+  reshares = 0;
+
+  constructor(readonly clock: VirtualClock) {}
+
+  rateFor(pipe: Pipe, includingSelf = false): number {
+    const extra = includingSelf && !pipe.active ? 1 : 0;
+    let rate = pipe.sourceBytesPerS;
+    if (pipe.source) rate = Math.min(rate, pipe.source.capacity.upBytesPerS / (pipe.source.uplink.size + extra));
+    return Math.min(rate, pipe.target.capacity.downBytesPerS / (pipe.target.downlink.size + extra));
+  }
+
+  activate(pipe: Pipe): void {
+    pipe.active = true;
+    pipe.resetClock();
+    pipe.source?.uplink.add(pipe);
+    pipe.target.downlink.add(pipe);
+    this.reshare(pipe);
+  }
+
+  deactivate(pipe: Pipe): void {
+    pipe.active = false;
+    pipe.setRate(0);
+    pipe.source?.uplink.delete(pipe);
+    pipe.target.downlink.delete(pipe);
+    this.reshare(pipe);
+  }
+
+  /** A host's capacity changed (e.g. its uplink was cut): recompute its flows. */
+  capacityChanged(host: SimHost): void {
+    for (const pipe of [...host.uplink, ...host.downlink]) {
+      pipe.settle();
+      pipe.setRate(this.rateFor(pipe));
+    }
+  }
+
+  private reshare(changed: Pipe): void {
+    this.reshares++;
+    if (changed.source) this.reshareLink(changed.source.uplink);
+    this.reshareLink(changed.target.downlink);
+  }
+
+  private reshareLink(pipes: Set<Pipe>): void {
+    for (const pipe of pipes) {
+      pipe.settle();
+      pipe.setRate(this.rateFor(pipe));
+    }
+  }
+}

@@ -1,0 +1,167 @@
+// A simulated WebRTC data channel between two simulated hosts: ordered, reliable, with
+// bufferedAmount and a drain event like RTCDataChannel's bufferedamountlow. Messages are queued
+// on a flow-network pipe (the sender's uplink, the receiver's downlink) and arrive one link
+// latency after they leave. The channel also keeps the byte ledger the conservation test checks:
+// every data payload sent is received, received after its cancel, or dropped with a closed link.
+import type { PeerTransport, PeerTransportEvents } from '@shoal/core';
+import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
+
+/** WebRTC's default-like low-water mark (signaling-options.ts bufferedAmountLowThreshold). */
+export const DRAIN_THRESHOLD_BYTES = 64 * 1024;
+/** Control messages this small skip the bandwidth model when the channel is idle: they cost latency only. */
+const SMALL_MESSAGE_BYTES = 64;
+
+// Peer wire protocol v1 (packages/core/PROTOCOL.md): the ledger reads only the type byte, the
+// sequence number, and a data message's payload length.
+const TYPE_REQUEST = 0x04;
+const TYPE_DATA = 0x05;
+const TYPE_CANCEL = 0x09;
+const DATA_HEADER_BYTES = 13;
+
+/** Data-payload bytes over every channel of a simulation. */
+export class ChannelLedger {
+  /** Payload bytes handed to send(). */
+  sent = 0;
+  /** Delivered to an open receiver, for a segment it had not cancelled. */
+  received = 0;
+  /** Delivered after the receiver cancelled that segment on this channel. */
+  cancelled = 0;
+  /** Lost with a closed channel: queued, in flight, or sent after close. */
+  dropped = 0;
+  /** Every message, for profiling. */
+  messages = 0;
+}
+
+type Pending =
+  | { kind: 'message'; data: Uint8Array }
+  | { kind: 'close'; reason: string | undefined }
+  | { kind: 'drain' };
+
+export class SimChannelEnd implements PeerTransport {
+  bufferedAmount = 0;
+  other!: SimChannelEnd;
+  private events: PeerTransportEvents | undefined;
+  private readonly pending: Pending[] = [];
+  /** Sequences this end cancelled (its remote's late data for them is "cancelled", not "received"). */
+  private readonly cancelledSequences = new Set<number>();
+  closed = false;
+  /** Called once when this end stops (its own close or the remote's): the signaling forgets the connection. */
+  onShutDown: (() => void) | undefined;
+
+  constructor(
+    readonly remotePeerId: string,
+    readonly host: SimHost,
+    private readonly pipe: Pipe,
+    private readonly network: FlowNetwork,
+    private readonly ledger: ChannelLedger,
+  ) {}
+
+  private get latencyMs(): number {
+    return this.host.capacity.latencyMs + this.other.host.capacity.latencyMs;
+  }
+
+  send(data: Uint8Array): void {
+    const payload = data[0] === TYPE_DATA ? data.length - DATA_HEADER_BYTES : 0;
+    this.ledger.sent += payload;
+    this.ledger.messages++;
+    if (this.closed) {
+      this.ledger.dropped += payload;
+      return;
+    }
+    if (data[0] === TYPE_CANCEL) this.cancelledSequences.add(sequenceOf(data));
+    else if (data[0] === TYPE_REQUEST) this.cancelledSequences.delete(sequenceOf(data));
+    if (this.pipe.instant || (data.length <= SMALL_MESSAGE_BYTES && !this.pipe.active)) {
+      this.transmitted(data, payload);
+      return;
+    }
+    const size = data.length;
+    this.bufferedAmount += size;
+    this.queuedPayload += payload;
+    this.pipe.push(size, () => {
+      const before = this.bufferedAmount;
+      this.bufferedAmount -= size;
+      this.queuedPayload -= payload;
+      this.transmitted(data, payload);
+      if (before > DRAIN_THRESHOLD_BYTES && this.bufferedAmount <= DRAIN_THRESHOLD_BYTES && !this.closed) this.emit({ kind: 'drain' });
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.shutDown();
+    const clock = this.network.clock;
+    // Our own close event comes as a task of its own, like RTCDataChannel's onclose.
+    clock.setTimeout(() => this.emit({ kind: 'close', reason: undefined }), 0);
+    const other = this.other;
+    clock.setTimeout(() => {
+      if (other.closed) return;
+      other.shutDown();
+      other.emit({ kind: 'close', reason: 'remote closed the channel' });
+    }, this.latencyMs);
+  }
+
+  setEvents(events: PeerTransportEvents): void {
+    this.events = events;
+    for (const queued of this.pending.splice(0)) this.dispatch(queued);
+  }
+
+  /** The link is gone: nothing more is sent or delivered. */
+  private shutDown(): void {
+    this.closed = true;
+    this.pipe.clear();
+    this.ledger.dropped += this.queuedPayload;
+    this.queuedPayload = 0;
+    this.bufferedAmount = 0;
+    this.onShutDown?.();
+  }
+
+  /** Data payload still queued in the pipe (dropped if the channel closes). */
+  private queuedPayload = 0;
+
+  private transmitted(data: Uint8Array, payload: number): void {
+    const other = this.other;
+    this.network.clock.setTimeout(() => other.deliver(data, payload), this.latencyMs);
+  }
+
+  private deliver(data: Uint8Array, payload: number): void {
+    if (this.closed) {
+      this.ledger.dropped += payload;
+      return;
+    }
+    if (payload > 0) {
+      if (this.cancelledSequences.has(sequenceOf(data))) this.ledger.cancelled += payload;
+      else this.ledger.received += payload;
+    }
+    this.emit({ kind: 'message', data });
+  }
+
+  private emit(event: Pending): void {
+    if (this.events) this.dispatch(event);
+    else this.pending.push(event);
+  }
+
+  private dispatch(event: Pending): void {
+    const events = this.events!;
+    if (event.kind === 'message') events.message(event.data);
+    else if (event.kind === 'drain') events.drain();
+    else events.close(event.reason);
+  }
+}
+
+function sequenceOf(data: Uint8Array): number {
+  return ((data[1]! << 24) | (data[2]! << 16) | (data[3]! << 8) | data[4]!) >>> 0;
+}
+
+/** A connected pair of channel ends between two hosts. */
+export function connectHosts(
+  network: FlowNetwork,
+  ledger: ChannelLedger,
+  a: { host: SimHost; peerId: string },
+  b: { host: SimHost; peerId: string },
+): [SimChannelEnd, SimChannelEnd] {
+  const endA = new SimChannelEnd(b.peerId, a.host, new Pipe(network, a.host, b.host), network, ledger);
+  const endB = new SimChannelEnd(a.peerId, b.host, new Pipe(network, b.host, a.host), network, ledger);
+  endA.other = endB;
+  endB.other = endA;
+  return [endA, endB];
+}

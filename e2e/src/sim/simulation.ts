@@ -1,0 +1,221 @@
+// One simulation run: the unmodified @shoal/core engine in every simulated viewer, wired to the
+// virtual clock, the flow network, the simulated tracker and origin, and driven by the player
+// model. Returns the raw records; sim-report.ts turns them into the swarm report.
+import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/core';
+import { FlowNetwork, SimHost } from './flow-network.js';
+import { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type ViewerRecord } from './player-model.js';
+import { Prng } from './prng.js';
+import { networkProfile, simScenario, type SimScenario } from './sim-scenarios.js';
+import { SimOrigin, type StreamSpec } from './sim-origin.js';
+import { SimSegmentStore } from './sim-store.js';
+import { ChannelLedger } from './sim-transport.js';
+import { DEFAULT_SIGNALING_PARAMS, SimTracker } from './sim-tracker.js';
+import { VirtualClock } from './virtual-clock.js';
+
+export type SimEngine = 'shoal' | 'http';
+
+export interface SimulationConfig {
+  scenario: string;
+  peers: number;
+  network: string;
+  durationS: number;
+  seed: number;
+  /** `http`: every viewer plays with P2P off (the HTTP-only baseline). */
+  engine: SimEngine;
+  bitrateKbps: number;
+  segmentDurationS: number;
+  /** Passed to every P2P viewer's engine (over the defaults). */
+  engineOptions: EngineOptionsInput;
+  /** Offload-over-time bucket, s. */
+  bucketS: number;
+  /** Called before the run starts: tests inject faults through it. */
+  setup?: (simulation: Simulation) => void;
+  /** Progress, once per simulated minute. */
+  onProgress?: (simulatedS: number, wallMs: number) => void;
+}
+
+export const DEFAULT_SIMULATION: Omit<SimulationConfig, 'scenario' | 'peers'> = {
+  network: 'unlimited',
+  durationS: 600,
+  seed: 1,
+  engine: 'shoal',
+  // The sample stream's 360p rendition (e2e/src/sample-media.ts): 620 kbit/s video + 64 audio.
+  bitrateKbps: 684,
+  segmentDurationS: 2,
+  engineOptions: {},
+  bucketS: 10,
+};
+
+export interface Viewer {
+  index: number;
+  peerId: string;
+  host: SimHost;
+  engine: ShoalEngine;
+  player: PlayerModel;
+  /** The engine's stats when the viewer left, or at the end of the run. */
+  stats: EngineStats | undefined;
+}
+
+export interface SimulationResult {
+  config: Omit<SimulationConfig, 'setup' | 'onProgress'>;
+  scenario: SimScenario;
+  viewers: ViewerRecord[];
+  viewerStats: EngineStats[];
+  origin: SimOrigin;
+  ledger: ChannelLedger;
+  /** Segment bytes handed to players per bucket. */
+  deliveredByBucket: number[];
+  tracker: { announces: number; offersForwarded: number };
+  wallMs: number;
+  events: number;
+}
+
+export class Simulation {
+  readonly clock = new VirtualClock();
+  readonly network = new FlowNetwork(this.clock);
+  readonly ledger = new ChannelLedger();
+  readonly origin: SimOrigin;
+  readonly tracker: SimTracker;
+  readonly scenario: SimScenario;
+  readonly viewers: Viewer[] = [];
+  readonly active = new Set<Viewer>();
+  readonly deliveredByBucket: number[] = [];
+  private readonly prng: Prng;
+  private readonly hostPrng: Prng;
+  private readonly playerParams: PlayerParams;
+  private readonly p2pOff: Set<number>;
+  private readonly streamKey: string;
+
+  constructor(readonly config: SimulationConfig) {
+    this.scenario = simScenario(config.scenario);
+    const swarm = this.scenario.swarm;
+    this.prng = new Prng(config.seed);
+    this.hostPrng = this.prng.fork(1);
+    this.streamKey = `sim://origin/${swarm.name}/index.m3u8|shoal1|bw=${config.bitrateKbps * 1000}`;
+    const segments = Math.ceil(config.durationS / config.segmentDurationS) + swarm.liveWindowSize + 2;
+    const spec: StreamSpec = {
+      kind: swarm.stream,
+      streamKey: this.streamKey,
+      segmentDurationS: config.segmentDurationS,
+      bitrateBitsPerS: config.bitrateKbps * 1000,
+      sizeJitter: 0.15,
+      liveWindowSize: swarm.liveWindowSize,
+      segmentCount: segments,
+    };
+    this.origin = new SimOrigin(this.clock, this.network, spec, { latencyMs: 15, perConnectionBytesPerS: Infinity }, this.prng.fork(2), config.bucketS * 1000);
+    const maxPeers = config.engineOptions.maxPeers ?? DEFAULT_SIGNALING_PARAMS.maxPeers;
+    this.tracker = new SimTracker(this.clock, this.network, this.ledger, { ...DEFAULT_SIGNALING_PARAMS, maxPeers }, this.prng.fork(3));
+    this.playerParams = {
+      ...DEFAULT_PLAYER_PARAMS,
+      liveSyncDurationCount: swarm.liveSyncDurationCount,
+      maxBufferLengthS: swarm.maxBufferLength,
+      startupBufferS: config.segmentDurationS,
+    };
+    this.p2pOff = new Set<number>();
+    const offCount = Math.round(swarm.p2pOffFraction * config.peers);
+    for (let k = 0; k < offCount; k++) this.p2pOff.add(Math.floor(((k + 0.5) * config.peers) / offCount));
+  }
+
+  /** A new viewer joins now. */
+  spawn(p2p: boolean): Viewer {
+    const index = this.viewers.length;
+    const capacity = networkProfile(this.config.network).draw(this.hostPrng);
+    const peerId = this.prng.peerId();
+    const host = new SimHost(peerId, capacity);
+    const engineOptions: EngineOptionsInput = p2p
+      ? { swarmId: `sim://origin/${this.scenario.swarm.name}/index.m3u8`, ...this.config.engineOptions }
+      : { p2pDownload: false, upload: false };
+    const store = new SimSegmentStore(64 * 1024 * 1024, (_key, sequence) => this.origin.content(sequence));
+    const engine = new ShoalEngine(engineOptions, {
+      clock: this.clock,
+      http: this.origin.client(host),
+      store,
+      ...(p2p ? { signaling: this.tracker.signaling(host, peerId) } : {}),
+    });
+    const bucketMs = this.config.bucketS * 1000;
+    const player = new PlayerModel(
+      this.clock, this.origin, engine, this.playerParams, { index, p2p },
+      capacity.latencyMs + 15, this.prng.between(0, this.playerParams.timeupdateMs),
+      (bytes) => {
+        const bucket = Math.floor(this.clock.now() / bucketMs);
+        while (this.deliveredByBucket.length <= bucket) this.deliveredByBucket.push(0);
+        this.deliveredByBucket[bucket]! += bytes;
+      },
+    );
+    const viewer: Viewer = { index, peerId, host, engine, player, stats: undefined };
+    this.viewers.push(viewer);
+    this.active.add(viewer);
+    return viewer;
+  }
+
+  /** The viewer leaves (closes the tab): its engine is destroyed, its peers see the channels close. */
+  leave(viewer: Viewer): void {
+    if (!this.active.has(viewer)) return;
+    this.active.delete(viewer);
+    viewer.stats = viewer.engine.getStats();
+    viewer.player.stop();
+  }
+
+  private scheduleJoins(): void {
+    const { peers, engine } = this.config;
+    const spreadMs = this.scenario.joinSpreadS * 1000;
+    for (let i = 0; i < peers; i++) {
+      const atMs = peers > 1 ? (i * spreadMs) / peers + this.prng.between(0, spreadMs / peers) : 0;
+      const p2p = engine === 'shoal' && !this.p2pOff.has(i);
+      this.clock.at(atMs, () => this.spawn(p2p));
+    }
+    const churn = this.scenario.churn;
+    if (churn) {
+      const churnPrng = this.prng.fork(4);
+      const tick = () => {
+        const candidates = [...this.active];
+        const count = Math.max(1, Math.round(churn.fraction * peers));
+        for (let k = 0; k < count && candidates.length > 0; k++) {
+          const [leaving] = candidates.splice(churnPrng.index(candidates.length), 1);
+          this.leave(leaving!);
+          this.spawn(leaving!.player.record.p2p);
+        }
+        this.clock.setTimeout(tick, churn.everyS * 1000);
+      };
+      this.clock.at(spreadMs + churn.everyS * 1000, tick);
+    }
+  }
+
+  async run(): Promise<SimulationResult> {
+    const started = performance.now();
+    this.scheduleJoins();
+    this.config.setup?.(this);
+    const endMs = this.config.durationS * 1000;
+    for (let t = 60_000; ; t += 60_000) {
+      await this.clock.runUntil(Math.min(t, endMs));
+      this.config.onProgress?.(this.clock.now() / 1000, performance.now() - started);
+      if (t >= endMs) break;
+    }
+    for (const viewer of this.active) {
+      viewer.player.finish();
+      viewer.stats = viewer.engine.getStats();
+    }
+    const { setup: _setup, onProgress: _progress, ...config } = this.config;
+    return {
+      config,
+      scenario: this.scenario,
+      viewers: this.viewers.map((viewer) => viewer.player.record),
+      viewerStats: this.viewers.map((viewer) => viewer.stats!),
+      origin: this.origin,
+      ledger: this.ledger,
+      deliveredByBucket: this.deliveredByBucket,
+      tracker: { announces: this.tracker.announces, offersForwarded: this.tracker.offersForwarded },
+      wallMs: performance.now() - started,
+      events: this.clock.eventsRun,
+    };
+  }
+
+  /** Destroys every engine still running (tests call it to free timers and memory). */
+  dispose(): void {
+    for (const viewer of [...this.active]) this.leave(viewer);
+  }
+}
+
+export function runSimulation(config: Partial<SimulationConfig> & Pick<SimulationConfig, 'scenario' | 'peers'>): Promise<SimulationResult> {
+  return new Simulation({ ...DEFAULT_SIMULATION, ...config }).run();
+}
