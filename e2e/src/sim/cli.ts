@@ -1,0 +1,124 @@
+// `npm run simulate -- --scenario live-normal --peers 1000 --network unlimited --minutes 10 --seed 1 --out out/sim1`
+// Parses the simulator's arguments, runs the HTTP-only baseline and the Shoal run, writes
+// report.json + report.html (the browser swarm's format) and prints the terminal table.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { EngineOptionsInput } from '@shoal/core';
+import { renderReportHtml } from '../swarm/report-html.js';
+import { renderReportTable } from '../swarm/report-table.js';
+import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from './sim-report.js';
+import { networkProfiles, scenarioNames } from './sim-scenarios.js';
+import { DEFAULT_SIMULATION, runSimulation, type SimEngine, type SimulationConfig } from './simulation.js';
+
+export const usage = `usage: npm run simulate -- [options]
+
+  --scenario NAME       ${scenarioNames.join(' | ')} (default live-normal)
+  --peers N             concurrent viewers (default 100)
+  --network NAME        ${Object.keys(networkProfiles).join(' | ')} (default unlimited)
+                          unlimited: no bandwidth limit; realistic: 2 Mbit/s down, 300 kbit/s up;
+                          mixed: 20 Mbit/s down, uplinks 0.3/1/3/10 Mbit/s (25% each)
+  --minutes M           simulated minutes (default 10)
+  --seed N              random seed: the same seed gives the same report (default 1)
+  --engine NAME         shoal | http (default shoal); http is the HTTP-only baseline alone
+  --no-baseline         with --engine shoal, skip the HTTP-only baseline run
+  --bitrate-kbps N      stream bitrate (default ${DEFAULT_SIMULATION.bitrateKbps}, the sample stream's 360p)
+  --engine-options JSON options for every P2P viewer's engine, e.g. '{"seedersPerSegment":2}'
+  --out DIR             write report.json and report.html there
+`;
+
+export interface SimCliOptions {
+  config: Omit<SimulationConfig, 'setup' | 'onProgress'>;
+  baseline: boolean;
+  outDir: string | undefined;
+}
+
+const positive = (name: string, text: string | undefined, fallback: number, integer = false) => {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${text}"`);
+  }
+  return value;
+};
+
+export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: 'string', default: 'live-normal' },
+      peers: { type: 'string' },
+      network: { type: 'string', default: 'unlimited' },
+      minutes: { type: 'string' },
+      seed: { type: 'string' },
+      engine: { type: 'string', default: 'shoal' },
+      'no-baseline': { type: 'boolean', default: false },
+      'bitrate-kbps': { type: 'string' },
+      'engine-options': { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  if (!scenarioNames.includes(values.scenario!)) throw new Error(`unknown scenario "${values.scenario}"; one of: ${scenarioNames.join(', ')}`);
+  if (!networkProfiles[values.network!]) throw new Error(`unknown network "${values.network}"; one of: ${Object.keys(networkProfiles).join(', ')}`);
+  if (values.engine !== 'shoal' && values.engine !== 'http') throw new Error(`--engine must be shoal or http, got "${values.engine}"`);
+  let engineOptions: EngineOptionsInput = {};
+  if (values['engine-options'] !== undefined) {
+    try {
+      engineOptions = JSON.parse(values['engine-options']) as EngineOptionsInput;
+    } catch (error) {
+      throw new Error(`--engine-options must be a JSON object: ${(error as Error).message}`);
+    }
+  }
+  const seedText = values.seed ?? '1';
+  const seed = Number(seedText);
+  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer, got "${seedText}"`);
+  return {
+    config: {
+      ...DEFAULT_SIMULATION,
+      scenario: values.scenario!,
+      peers: positive('peers', values.peers, 100, true),
+      network: values.network!,
+      durationS: Math.round(positive('minutes', values.minutes, 10) * 60),
+      seed,
+      engine: values.engine as SimEngine,
+      bitrateKbps: positive('bitrate-kbps', values['bitrate-kbps'], DEFAULT_SIMULATION.bitrateKbps),
+      engineOptions,
+    },
+    baseline: values.engine === 'shoal' && !values['no-baseline'],
+    outDir: values.out,
+  };
+}
+
+/** Runs the baseline (if asked) and the requested engine; writes and returns the report. */
+export async function runSimCli(options: SimCliOptions, command: string, log: (line: string) => void): Promise<SimReport> {
+  const engines: SimEngine[] = options.baseline ? ['http', options.config.engine] : [options.config.engine];
+  const runs: SimRunReport[] = [];
+  for (const engine of engines) {
+    const { config } = options;
+    log(`simulating ${config.scenario}: ${config.peers} viewers, ${config.network} network, ${config.durationS / 60} min, engine ${engine}, seed ${config.seed}`);
+    const result = await runSimulation({
+      ...config,
+      engine,
+      onProgress: (simulatedS, wallMs) => log(`  ${engine}: ${Math.round(simulatedS)} s simulated in ${(wallMs / 1000).toFixed(1)} s`),
+    });
+    runs.push(simRunReport(result));
+  }
+  const report = buildSimReport(runs, command);
+  if (options.outDir) {
+    await mkdir(options.outDir, { recursive: true });
+    await writeFile(join(options.outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(options.outDir, 'report.html'), renderReportHtml(report));
+  }
+  log('');
+  log(renderReportTable(report));
+  const sim = report.simulator;
+  log(
+    `simulator: ${sim.events.toLocaleString('en')} events in ${(sim.wallMs / 1000).toFixed(1)} s wall; ` +
+      `P2P viewers' own offload ${sim.p2pGroup.offload === null ? '–' : `${(sim.p2pGroup.offload * 100).toFixed(1)}%`} ` +
+      `(ideal ${(sim.p2pGroup.ideal * 100).toFixed(1)}%)`,
+  );
+  return report;
+}

@@ -1,0 +1,127 @@
+// The simulator's report: the browser swarm's report.json shape (../swarm/report.ts), computed by
+// the swarm's own metric functions from what the simulated origin and viewers counted, plus a
+// `simulator` section with what only a simulation knows (network profile, seed, event count,
+// the channel byte ledger, the P2P viewers' own offload).
+import { cpus } from 'node:os';
+import { idealOffload, offload } from '../swarm/metrics.js';
+import { buildSwarmReport, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from '../swarm/report.js';
+import type { ViewerSnapshot } from '../swarm/viewer-snapshot.js';
+import type { SimulationResult } from './simulation.js';
+
+export interface SimulatorSection {
+  network: string;
+  seed: number;
+  bitrateKbps: number;
+  segmentDurationS: number;
+  wallMs: number;
+  events: number;
+  /** Data-payload bytes over all channels: sent = received + cancelled + dropped. */
+  ledger: { sent: number; received: number; cancelled: number; dropped: number; messages: number };
+  tracker: { announces: number; offersForwarded: number };
+  /** The viewers with P2P on, alone: their HTTP bytes against what they were delivered. */
+  p2pGroup: { viewers: number; offload: number | null; ideal: number; efficiency: number | null };
+}
+
+export interface SimRunReport extends RunReport {
+  simulator: SimulatorSection;
+}
+
+export interface SimReport extends SwarmReport {
+  simulator: SimulatorSection;
+}
+
+const round = (value: number | null, digits = 4) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits);
+
+export function runRecordOf(result: SimulationResult): RunRecord {
+  const { config, origin } = result;
+  const endMs = config.durationS * 1000;
+  const distinctSegmentBytes = [...origin.counters.bytesBySequence.keys()].reduce((sum, sequence) => sum + origin.segmentSize(sequence), 0);
+  const viewers = result.viewers.map((viewer, index) => {
+    const stats = result.viewerStats[index]!;
+    const atMs = viewer.leftMs ?? endMs;
+    const snapshot: ViewerSnapshot = {
+      engine: config.engine,
+      p2p: viewer.p2p,
+      atMs,
+      navigationStartMs: viewer.joinMs,
+      firstFrameMs: viewer.firstFrameMs,
+      stalls: viewer.stalls.map((stall) => ({ startMs: stall.startMs, endMs: stall.endMs, atS: 0 })),
+      errors: [],
+      fatalError: null,
+      httpBytes: stats.httpBytes,
+      p2pBytes: stats.p2pBytes,
+      uploadedBytes: stats.uploadBytes,
+      peers: stats.peers,
+      deliveredBytes: viewer.deliveredBytes,
+      playedBytes: viewer.playedBytes,
+      playedSeconds: viewer.playedSeconds,
+      currentTime: 0,
+      latencySamples: viewer.latencySamples,
+      bitrateSamples: [config.bitrateKbps * 1000],
+      ended: false,
+      workerEnabled: null,
+    };
+    return { id: `sim-${viewer.index}`, p2p: viewer.p2p, joinedAtMs: viewer.joinMs, leftAtMs: viewer.leftMs, endedAtMs: atMs, final: snapshot };
+  });
+  let originCumulative = 0;
+  let deliveredCumulative = 0;
+  const buckets = Math.ceil(endMs / (config.bucketS * 1000));
+  const timeline = Array.from({ length: buckets }, (_, bucket) => {
+    originCumulative += origin.bytesByBucket[bucket] ?? 0;
+    deliveredCumulative += result.deliveredByBucket[bucket] ?? 0;
+    return { tS: Math.min((bucket + 1) * config.bucketS, config.durationS), originSegmentBytes: originCumulative, deliveredBytes: deliveredCumulative };
+  });
+  return {
+    scenario: result.scenario.swarm,
+    engine: config.engine,
+    peers: config.peers,
+    durationS: config.durationS,
+    streamUrl: `sim://origin/${result.scenario.swarm.name}/index.m3u8`,
+    trackerUrl: config.engine === 'http' ? null : 'sim://tracker',
+    startedAtMs: 0,
+    origin: { segmentBytes: origin.counters.segmentBytes, segmentRequests: origin.counters.segmentRequests, distinctSegmentBytes },
+    viewers,
+    timeline,
+    loadAverage: { before: 0, peak: 0 },
+  };
+}
+
+export function simulatorSection(result: SimulationResult): SimulatorSection {
+  const { config } = result;
+  let http = 0;
+  let delivered = 0;
+  let viewers = 0;
+  result.viewers.forEach((viewer, index) => {
+    if (!viewer.p2p) return;
+    viewers++;
+    http += result.viewerStats[index]!.httpBytes;
+    delivered += viewer.deliveredBytes;
+  });
+  // Concurrent P2P viewers (churn replaces, it does not add).
+  const concurrent = Math.round((viewers * config.peers) / Math.max(1, result.viewers.length));
+  const groupOffload = offload(http, delivered);
+  const ideal = idealOffload(concurrent);
+  const { sent, received, cancelled, dropped, messages } = result.ledger;
+  return {
+    network: config.network,
+    seed: config.seed,
+    bitrateKbps: config.bitrateKbps,
+    segmentDurationS: config.segmentDurationS,
+    wallMs: Math.round(result.wallMs),
+    events: result.events,
+    ledger: { sent, received, cancelled, dropped, messages },
+    tracker: result.tracker,
+    p2pGroup: { viewers: concurrent, offload: round(groupOffload), ideal: round(ideal)!, efficiency: round(groupOffload !== null && ideal > 0 ? groupOffload / ideal : null) },
+  };
+}
+
+export function simRunReport(result: SimulationResult): SimRunReport {
+  return { ...summarizeRun(runRecordOf(result)), simulator: simulatorSection(result) };
+}
+
+/** report.json for one or more runs of the same scenario (the HTTP-only baseline among them, if it ran). */
+export function buildSimReport(runs: SimRunReport[], command: string): SimReport {
+  const report = buildSwarmReport(runs, { machine: { cpus: cpus().length, platform: process.platform, node: process.version }, command });
+  const primary = runs.find((run) => run.engine !== 'http') ?? runs[0]!;
+  return { ...report, simulator: primary.simulator };
+}
