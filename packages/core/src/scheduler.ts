@@ -56,12 +56,16 @@ export function windowsFor(mode: EffectiveLatencyMode, settings: WindowSettings)
   }
 }
 
-/** When the player will need media that starts at `startS`, on the engine's clock. */
-export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undefined, startS: number): number {
+/**
+ * When the player will need media that starts at `startS`, on the engine's clock. Playback
+ * reported at `reportedAtMs` is extrapolated at its rate; a paused player is budgeted as if it
+ * resumed now at normal speed, so a resume never stalls.
+ */
+export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undefined, startS: number, reportedAtMs = nowMs): number {
   if (!playback) return nowMs;
-  const rate = playback.rate > 0 ? playback.rate : 1; // paused: budget as if playing, so a resume never stalls
   const aheadS = startS - playback.positionS;
-  return aheadS <= 0 ? nowMs : nowMs + (aheadS / rate) * 1000;
+  const deadlineMs = playback.rate > 0 ? reportedAtMs + (aheadS / playback.rate) * 1000 : nowMs + aheadS * 1000;
+  return Math.max(deadlineMs, nowMs);
 }
 
 export interface InFlightP2P {
@@ -85,6 +89,8 @@ export interface SegmentPlan {
   seedAtMs: number | undefined;
   /** A connected peer announced it is fetching this segment: it should be available soon. */
   comingFromPeer: boolean;
+  /** Live-edge seeding: enough peers (seedersPerSegment) already fetch or have it; an elected fetch would be a duplicate. */
+  seedSatisfied: boolean;
 }
 
 export interface PeerPlan {
@@ -148,7 +154,10 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     }
   }
   const peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
-  const ordered = [...input.segments].sort((a, b) => a.deadlineMs - b.deadlineMs || a.sequence - b.sequence);
+  // What the player waits for comes first, so prefetch never takes the peer a requested segment needs.
+  const ordered = [...input.segments].sort(
+    (a, b) => Number(b.requested) - Number(a.requested) || a.deadlineMs - b.deadlineMs || a.sequence - b.sequence,
+  );
 
   for (const segment of ordered) {
     if (segment.httpInFlight) continue;
@@ -210,7 +219,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       continue;
     }
 
-    if (segment.seedAtMs !== undefined && !segment.comingFromPeer) {
+    if (segment.seedAtMs !== undefined && !segment.seedSatisfied) {
       if (segment.seedAtMs <= nowMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
       else wake(segment.seedAtMs);
       continue;

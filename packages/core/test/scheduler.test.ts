@@ -15,7 +15,7 @@ const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 
 const MB = 1_000_000;
 
 function segment(sequence: number, deadlineMs: number, extra: Partial<SegmentPlan> = {}): SegmentPlan {
-  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, ...extra };
+  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, ...extra };
 }
 function peer(id: string, has: number[], throughputBytesPerS = 2 * MB, busy = false): PeerPlan {
   const set = new Set(has);
@@ -85,7 +85,7 @@ describe('scheduler', () => {
     expect(early).toEqual([{ type: 'wake', atMs: 10_300 }]);
     const due = plan(input({ nowMs: 10_300, isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300 })], peers: [peer('a', [])] }));
     expect(withoutWake(due)).toEqual([{ type: 'http', sequence: 9, reason: 'seed' }]);
-    const preempted = plan(input({ nowMs: 10_300, isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300, comingFromPeer: true })], peers: [peer('a', [])] }));
+    const preempted = plan(input({ nowMs: 10_300, isLive: true, segments: [segment(9, 40_000, { requested: false, seedAtMs: 10_300, comingFromPeer: true, seedSatisfied: true })], peers: [peer('a', [])] }));
     expect(withoutWake(preempted)).toEqual([]);
   });
 

@@ -1,0 +1,796 @@
+// ShoalEngine: carries out the scheduler's decisions. It owns the streams (one swarm per
+// rendition), the peer sessions, the HTTP and P2P transfers and the player's pending loads; it
+// asks scheduler.plan() what to do whenever state changes, and on a timer while work is in flight.
+import { ShoalError } from './errors.js';
+import { infoHash } from './identity.js';
+import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
+import { createLogger } from './logger.js';
+import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
+import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
+import { PeerSession, UploadBudget, type PeerSessionHooks } from './peer.js';
+import {
+  electOriginFetchers,
+  plan,
+  resolveLatencyMode,
+  segmentDeadlineMs,
+  seedDelayMs,
+  windowsFor,
+  type EffectiveLatencyMode,
+  type SegmentPlan,
+} from './scheduler.js';
+import { MemorySegmentStore } from './segment-store.js';
+import type {
+  Clock,
+  HttpClient,
+  HttpTransfer,
+  PeerTransport,
+  PlaybackState,
+  SegmentRef,
+  SegmentSource,
+  SegmentStore,
+  Signaling,
+  SwarmSignal,
+  TimerId,
+} from './types.js';
+
+const log = createLogger('shoal:core:engine');
+
+/** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
+const DEFAULT_BYTES_PER_S = 250_000;
+/** How often, at most, the engine asks the trackers for more peers while below target. */
+const PEER_REQUEST_INTERVAL_MS = 5000;
+
+export interface EngineDeps {
+  clock: Clock;
+  http: HttpClient;
+  /** Finds peers. Without it the engine is an HTTP loader with stats. The engine destroys it on destroy(). */
+  signaling?: Signaling;
+  /** Default: a MemorySegmentStore of options.storeBytesLimit. */
+  store?: SegmentStore;
+  /** SHA-256 for the integrity manifest. Default: Web Crypto (browsers, Node >= 20). */
+  sha256?: Sha256;
+}
+
+export interface StreamRegistration {
+  streamKey: string;
+  isLive: boolean;
+  /** The playlist's segments, as of this (re)load. */
+  segments: SegmentRef[];
+}
+
+export interface LoadTiming {
+  /** When loadSegment was called (engine clock, ms). */
+  requestMs: number;
+  /** When the first byte for this load arrived (never before requestMs). */
+  firstByteMs: number;
+  doneMs: number;
+}
+
+export interface LoadResult {
+  /** A fresh copy: the caller owns it and may transfer it. */
+  bytes: Uint8Array;
+  /** `store`: the segment was complete before the player asked (prefetched or seeded). */
+  source: SegmentSource;
+  timing: LoadTiming;
+}
+
+export interface LoadOptions {
+  /** Progress of this load in bytes; no bytes are exposed before verification. */
+  onProgress?: (loadedBytes: number, totalBytes: number | undefined) => void;
+}
+
+export interface SegmentLoad {
+  result: Promise<LoadResult>;
+  /** Rejects `result` with ABORTED; stops an HTTP transfer nobody else waits for. */
+  abort(): void;
+}
+
+export interface EngineEventMap {
+  'segment-loaded': { ref: SegmentRef; source: SegmentSource; bytes: number; timing: LoadTiming };
+  'bytes-down': { streamKey: string; source: 'http' | 'p2p'; bytes: number };
+  'bytes-up': { streamKey: string; bytes: number };
+  'peer-connect': { streamKey: string; peerId: string };
+  'peer-close': { streamKey: string; peerId: string; reason: string | undefined };
+  'peer-banned': { streamKey: string; peerId: string; reason: string };
+  'tracker-error': { streamKey: string; error: Error };
+  'tracker-warning': { streamKey: string; message: string };
+  /** Something the integrator may want to know that is not an error of a single load. */
+  warning: { message: string };
+}
+export type EngineEventName = keyof EngineEventMap;
+export type EngineListener<Name extends EngineEventName> = (event: EngineEventMap[Name]) => void;
+
+export interface StreamStats {
+  httpBytes: number;
+  p2pBytes: number;
+  uploadBytes: number;
+  peers: number;
+  /** Segments fetched from the origin (including live-edge seeding), and the segments P2P delivered in full. */
+  httpSegments: number;
+  p2pSegments: number;
+}
+
+export interface EngineStats {
+  httpBytes: number;
+  p2pBytes: number;
+  uploadBytes: number;
+  peers: number;
+  bannedPeers: number;
+  storeBytes: number;
+  latencyMode: EffectiveLatencyMode;
+  streams: Record<string, StreamStats>;
+}
+
+interface Waiter {
+  ref: SegmentRef;
+  requestMs: number;
+  loadedBytes: number;
+  onProgress: LoadOptions['onProgress'];
+  resolve(result: LoadResult): void;
+  reject(error: Error): void;
+}
+
+interface Fetch {
+  sequence: number;
+  /** `verifying`: bytes complete, integrity check running. */
+  kind: 'http' | 'p2p' | 'verifying';
+  /** The peer serving the transfer now. */
+  peer: PeerSession | undefined;
+  /** The peer that sent the P2P bytes, kept after an HTTP resume: banned if the whole fails verification. */
+  p2pPeer: PeerSession | undefined;
+  http: HttpTransfer | undefined;
+  /** Bytes received over P2P before an HTTP Range resume. */
+  prefix: Uint8Array | undefined;
+  p2pBytes: number;
+  httpBytes: number;
+  startedMs: number;
+  firstByteMs: number | undefined;
+  seed: boolean;
+}
+
+interface Stream {
+  key: string;
+  isLive: boolean;
+  refs: Map<number, SegmentRef>;
+  /** By start time, for window lookups. */
+  ordered: SegmentRef[];
+  registered: boolean;
+  swarm: SwarmSignal | undefined;
+  /** Set before join() returns: signaling may hand over peers synchronously. */
+  joined: boolean;
+  peers: Map<string, PeerSession>;
+  fetches: Map<number, Fetch>;
+  waiters: Map<number, Waiter[]>;
+  /** Live-edge seeding: segments this peer was elected to fetch from the origin, and from when. */
+  seedAt: Map<number, number>;
+  bytesPerS: number;
+  stats: StreamStats;
+  lastPeerRequestMs: number;
+}
+
+type AnyListener = (event: unknown) => void;
+
+export class ShoalEngine {
+  readonly options: EngineOptions;
+  private readonly clock: Clock;
+  private readonly http: HttpClient;
+  private readonly signaling: Signaling | undefined;
+  private readonly store: SegmentStore;
+  private readonly verifier: SegmentVerifier;
+  private readonly uploadBudget: UploadBudget;
+  private readonly streams = new Map<string, Stream>();
+  private readonly banned = new Set<string>();
+  private readonly listeners = new Map<EngineEventName, Set<AnyListener>>();
+  private activeKey: string | undefined;
+  private previousKey: string | undefined;
+  private playback: PlaybackState | undefined;
+  private playbackAtMs = 0;
+  private httpThroughputBytesPerS: number;
+  private tickTimer: TimerId | undefined;
+  private tickAtMs = Infinity;
+  private destroyed = false;
+
+  constructor(options: EngineOptionsInput, deps: EngineDeps) {
+    this.options = resolveOptions(options);
+    this.clock = deps.clock;
+    this.http = deps.http;
+    this.signaling = deps.signaling;
+    this.store = deps.store ?? new MemorySegmentStore(this.options.storeBytesLimit);
+    this.httpThroughputBytesPerS = this.options.initialHttpThroughputBytesPerS;
+    this.uploadBudget = new UploadBudget(this.clock, this.options.uploadRateLimitBytesPerS);
+    this.verifier = new SegmentVerifier(
+      this.options.validateSegment,
+      this.options.integrityManifestUrl,
+      this.http,
+      this.clock,
+      deps.sha256 ?? webCryptoSha256,
+      (message) => this.emit('warning', { message }),
+    );
+    this.store.onEvict((streamKey, sequence) => this.announce(this.streams.get(streamKey), sequence, SegmentState.none));
+  }
+
+  on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
+    let set = this.listeners.get(name);
+    if (!set) this.listeners.set(name, (set = new Set()));
+    set.add(listener as AnyListener);
+    return this;
+  }
+
+  off<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
+    this.listeners.get(name)?.delete(listener as AnyListener);
+    return this;
+  }
+
+  /** Call on every playlist (re)load of a rendition. */
+  registerStream(registration: StreamRegistration): void {
+    this.assertAlive();
+    const stream = this.stream(registration.streamKey);
+    const wasRegistered = stream.registered;
+    stream.registered = true;
+    stream.isLive = registration.isLive;
+    const fresh: number[] = [];
+    const refs = new Map<number, SegmentRef>();
+    for (const ref of registration.segments) {
+      if (!stream.refs.has(ref.sequence)) fresh.push(ref.sequence);
+      refs.set(ref.sequence, ref);
+    }
+    // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
+    for (const [sequence, ref] of stream.refs) {
+      if (!refs.has(sequence) && (stream.fetches.has(sequence) || stream.waiters.has(sequence))) refs.set(sequence, ref);
+    }
+    stream.refs = refs;
+    stream.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
+    for (const sequence of stream.seedAt.keys()) if (!refs.has(sequence)) stream.seedAt.delete(sequence);
+    if (stream.isLive && wasRegistered) this.electSeeders(stream, fresh);
+    if (this.activeKey === undefined) this.setActiveStream(stream.key);
+    this.scheduleTick(0);
+  }
+
+  /** The rendition the player plays now: its swarm is joined; the previous one is kept, older ones are left. */
+  setActiveStream(streamKey: string): void {
+    this.assertAlive();
+    if (streamKey === this.activeKey) return;
+    if (this.activeKey !== undefined) this.previousKey = this.activeKey;
+    this.activeKey = streamKey;
+    const stream = this.stream(streamKey);
+    this.joinSwarm(stream);
+    for (const other of this.streams.values()) {
+      if (other.key !== this.activeKey && other.key !== this.previousKey) this.leaveSwarm(other);
+    }
+    this.scheduleTick(0);
+  }
+
+  setPlayback(state: PlaybackState): void {
+    if (this.destroyed) return;
+    this.playback = state;
+    this.playbackAtMs = this.clock.now();
+    if (this.activeKey !== undefined) this.store.setPlayhead(this.activeKey, state.positionS);
+    this.scheduleTick(0);
+  }
+
+  /** The latency mode in effect (auto resolved). */
+  get latencyMode(): EffectiveLatencyMode {
+    const active = this.activeKey !== undefined ? this.streams.get(this.activeKey) : undefined;
+    const durationS = active?.ordered[active.ordered.length - 1]?.durationS ?? 2;
+    return resolveLatencyMode(this.options.latencyMode, this.playback, durationS);
+  }
+
+  loadSegment(ref: SegmentRef, loadOptions: LoadOptions = {}): SegmentLoad {
+    if (this.destroyed) return { result: Promise.reject(new ShoalError('DESTROYED', 'loadSegment after destroy()')), abort: () => {} };
+    const stream = this.stream(ref.streamKey);
+    if (!stream.refs.has(ref.sequence)) {
+      stream.refs.set(ref.sequence, ref);
+      stream.ordered = [...stream.refs.values()].sort((a, b) => a.startS - b.startS);
+    }
+    if (this.activeKey === undefined) this.setActiveStream(ref.streamKey);
+    const requestMs = this.clock.now();
+    const stored = this.store.get(ref.streamKey, ref.sequence);
+    if (stored) {
+      const timing = { requestMs, firstByteMs: requestMs, doneMs: requestMs };
+      this.emit('segment-loaded', { ref, source: 'store', bytes: stored.length, timing });
+      return { result: Promise.resolve({ bytes: stored, source: 'store', timing }), abort: () => {} };
+    }
+    let waiter!: Waiter;
+    const result = new Promise<LoadResult>((resolve, reject) => {
+      waiter = { ref, requestMs, loadedBytes: 0, onProgress: loadOptions.onProgress, resolve, reject };
+    });
+    const waiters = stream.waiters.get(ref.sequence) ?? [];
+    waiters.push(waiter);
+    stream.waiters.set(ref.sequence, waiters);
+    const fetch = stream.fetches.get(ref.sequence);
+    if (fetch) waiter.loadedBytes = fetch.p2pBytes + fetch.httpBytes;
+    this.scheduleTick(0);
+    return { result, abort: () => this.abortWaiter(stream, waiter) };
+  }
+
+  getStats(): EngineStats {
+    const totals = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0 };
+    const streams: Record<string, StreamStats> = {};
+    for (const stream of this.streams.values()) {
+      stream.stats.peers = stream.peers.size;
+      streams[stream.key] = { ...stream.stats };
+      totals.httpBytes += stream.stats.httpBytes;
+      totals.p2pBytes += stream.stats.p2pBytes;
+      totals.uploadBytes += stream.stats.uploadBytes;
+      totals.peers += stream.peers.size;
+    }
+    return { ...totals, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode, streams };
+  }
+
+  /** Stops everything: timers, transfers, peers, swarms, signaling. Pending loads reject with DESTROYED. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    if (this.tickTimer !== undefined) this.clock.clearTimeout(this.tickTimer);
+    this.tickTimer = undefined;
+    const error = new ShoalError('DESTROYED', 'the engine was destroyed');
+    for (const stream of this.streams.values()) {
+      for (const fetch of stream.fetches.values()) fetch.http?.abort();
+      stream.fetches.clear();
+      for (const waiters of stream.waiters.values()) for (const waiter of waiters) waiter.reject(error);
+      stream.waiters.clear();
+      this.leaveSwarm(stream);
+    }
+    this.signaling?.destroy();
+    this.store.clear();
+    this.listeners.clear();
+  }
+
+  // ---- streams and swarms ----
+
+  private stream(key: string): Stream {
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = {
+        key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
+        fetches: new Map(), waiters: new Map(), seedAt: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
+        stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
+        lastPeerRequestMs: -Infinity,
+      };
+      this.streams.set(key, stream);
+    }
+    return stream;
+  }
+
+  private joinSwarm(stream: Stream): void {
+    const { p2pDownload, upload, maxPeers } = this.options;
+    if (stream.joined || !this.signaling || maxPeers === 0 || (!p2pDownload && !upload)) return;
+    stream.lastPeerRequestMs = this.clock.now();
+    stream.joined = true;
+    stream.swarm = this.signaling.join(infoHash(stream.key), {
+      peer: (transport) => this.addPeer(stream, transport),
+      error: (error) => this.emit('tracker-error', { streamKey: stream.key, error }),
+      warning: (message) => this.emit('tracker-warning', { streamKey: stream.key, message }),
+    });
+  }
+
+  private leaveSwarm(stream: Stream): void {
+    const swarm = stream.swarm;
+    stream.swarm = undefined;
+    stream.joined = false;
+    swarm?.leave();
+    for (const peer of [...stream.peers.values()]) peer.close('left the swarm');
+  }
+
+  private addPeer(stream: Stream, transport: PeerTransport): void {
+    const peerId = transport.remotePeerId;
+    if (this.destroyed || !stream.joined || this.banned.has(peerId) || stream.peers.has(peerId) || stream.peers.size >= this.options.maxPeers) {
+      transport.close();
+      return;
+    }
+    const peer = new PeerSession(transport, this.clock, this.peerHooks(stream), this.uploadBudget, this.options.initialPeerThroughputBytesPerS);
+    stream.peers.set(peerId, peer);
+    const [firstSequence, states] = this.availabilityMap(stream);
+    peer.start(this.options.upload, firstSequence, states);
+  }
+
+  private availabilityMap(stream: Stream): [number, SegmentStateValue[]] {
+    const has = this.store.sequences(stream.key);
+    const fetching = [...stream.fetches.keys()];
+    const all = [...has, ...fetching];
+    if (all.length === 0) return [0, []];
+    const last = Math.max(...all);
+    const first = Math.max(Math.min(...all), last - MAX_MAP_SEGMENTS + 1);
+    const states: SegmentStateValue[] = new Array<SegmentStateValue>(last - first + 1).fill(SegmentState.none);
+    for (const sequence of fetching) if (sequence >= first) states[sequence - first] = SegmentState.fetching;
+    for (const sequence of has) if (sequence >= first) states[sequence - first] = SegmentState.has;
+    return [first, states];
+  }
+
+  private peerHooks(stream: Stream): PeerSessionHooks {
+    return {
+      onReady: (peer) => {
+        this.emit('peer-connect', { streamKey: stream.key, peerId: peer.id });
+        this.scheduleTick(0);
+      },
+      onAvailability: () => this.scheduleTick(0),
+      onProgress: (peer, sequence, chunk) => {
+        const fetch = stream.fetches.get(sequence);
+        if (!fetch || fetch.peer !== peer) return;
+        fetch.firstByteMs ??= this.clock.now();
+        fetch.p2pBytes += chunk.length;
+        stream.stats.p2pBytes += chunk.length;
+        this.emit('bytes-down', { streamKey: stream.key, source: 'p2p', bytes: chunk.length });
+        this.progress(stream, sequence, chunk.length, peer.downloadProgress?.totalBytes);
+      },
+      onSegment: (peer, sequence, bytes) => {
+        const fetch = stream.fetches.get(sequence);
+        if (fetch && fetch.peer === peer) void this.complete(stream, fetch, bytes);
+        this.scheduleTick(0);
+      },
+      onRefused: (peer, sequence) => {
+        const fetch = stream.fetches.get(sequence);
+        if (fetch && fetch.peer === peer) this.dropFetch(stream, fetch);
+        this.scheduleTick(0);
+      },
+      segmentSize: (sequence) => this.store.sizeOf(stream.key, sequence),
+      readSegment: (sequence, start, end) => this.store.read(stream.key, sequence, start, end),
+      uploadEnabled: () => this.options.upload && !this.destroyed,
+      onBytesUp: (bytes) => {
+        stream.stats.uploadBytes += bytes;
+        this.emit('bytes-up', { streamKey: stream.key, bytes });
+      },
+      onViolation: (peer, reason) => this.ban(stream, peer, reason),
+      onClose: (peer, reason) => {
+        if (stream.peers.get(peer.id) !== peer) return;
+        stream.peers.delete(peer.id);
+        const sequence = peer.downloading;
+        const fetch = sequence !== undefined ? stream.fetches.get(sequence) : undefined;
+        if (fetch && fetch.peer === peer) {
+          // A peer leaving mid-transfer must not stall the player: keep what arrived, fetch the rest
+          // over HTTP. What a banned peer sent is not kept.
+          const { prefix, totalBytes } = peer.cancelDownload();
+          const kept = this.banned.has(peer.id) ? new Uint8Array(0) : prefix;
+          if (stream.waiters.has(fetch.sequence)) this.resumeOverHttp(stream, fetch, kept, totalBytes);
+          else this.dropFetch(stream, fetch);
+        }
+        this.emit('peer-close', { streamKey: stream.key, peerId: peer.id, reason });
+        if (stream.swarm && stream.peers.size < this.options.targetPeers) this.requestPeers(stream);
+        this.scheduleTick(0);
+      },
+    };
+  }
+
+  private ban(stream: Stream, peer: PeerSession, reason: string): void {
+    if (this.banned.has(peer.id)) return;
+    this.banned.add(peer.id);
+    log(`banned ${peer.id}: ${reason}`);
+    this.emit('peer-banned', { streamKey: stream.key, peerId: peer.id, reason });
+  }
+
+  private requestPeers(stream: Stream): void {
+    const now = this.clock.now();
+    if (now - stream.lastPeerRequestMs < PEER_REQUEST_INTERVAL_MS) return;
+    stream.lastPeerRequestMs = now;
+    stream.swarm?.requestPeers();
+  }
+
+  private announce(stream: Stream | undefined, sequence: number, state: SegmentStateValue): void {
+    if (!stream) return;
+    for (const peer of stream.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
+  }
+
+  /** Live-edge seeding: for each new segment, elect origin fetchers among the peers we know. */
+  private electSeeders(stream: Stream, fresh: number[]): void {
+    if (!this.signaling || !this.options.upload || !this.options.p2pDownload || stream.peers.size === 0) return;
+    const self = this.signaling.localPeerId;
+    const known = [self, ...stream.peers.keys()];
+    const now = this.clock.now();
+    for (const sequence of fresh) {
+      const segmentKey = `${stream.key}#${sequence}`;
+      if (electOriginFetchers(segmentKey, known, this.options.seedersPerSegment).includes(self)) {
+        stream.seedAt.set(sequence, now + seedDelayMs(self, segmentKey, this.options.seedStaggerMs));
+      }
+    }
+  }
+
+  // ---- scheduling ----
+
+  private scheduleTick(delayMs: number): void {
+    if (this.destroyed) return;
+    const atMs = this.clock.now() + Math.max(delayMs, 0);
+    if (this.tickTimer !== undefined && this.tickAtMs <= atMs) return;
+    if (this.tickTimer !== undefined) this.clock.clearTimeout(this.tickTimer);
+    this.tickAtMs = atMs;
+    this.tickTimer = this.clock.setTimeout(() => {
+      this.tickTimer = undefined;
+      this.tickAtMs = Infinity;
+      this.tick();
+    }, Math.max(delayMs, 0));
+  }
+
+  private tick(): void {
+    if (this.destroyed) return;
+    const now = this.clock.now();
+    let nextMs = Infinity;
+    for (const stream of this.streams.values()) {
+      const active = stream.key === this.activeKey;
+      if (!active && stream.waiters.size === 0 && stream.fetches.size === 0) continue;
+      if (active && stream.swarm && stream.peers.size < this.options.targetPeers) {
+        this.requestPeers(stream);
+        nextMs = Math.min(nextMs, stream.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS);
+      }
+      nextMs = Math.min(nextMs, this.planStream(stream, active, now));
+    }
+    if (nextMs < Infinity) this.scheduleTick(nextMs - now);
+  }
+
+  /** Plans one stream; returns when to plan again (or Infinity). */
+  private planStream(stream: Stream, active: boolean, now: number): number {
+    const playback = active ? this.playback : undefined;
+    const mode = this.latencyMode;
+    const windows = windowsFor(mode, this.options);
+    const candidates = new Map<number, SegmentRef>();
+    for (const sequence of stream.waiters.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
+    for (const sequence of stream.fetches.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
+    for (const sequence of stream.seedAt.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
+    if (active && playback && this.options.p2pDownload && stream.peers.size > 0) {
+      // Prefetch over P2P: segments ahead of the playhead within the mode's window.
+      const untilS = playback.positionS + windows.prefetchAheadS;
+      for (let i = lowerBound(stream.ordered, playback.positionS); i < stream.ordered.length; i++) {
+        const ref = stream.ordered[i]!;
+        if (ref.startS >= untilS) break;
+        candidates.set(ref.sequence, ref);
+      }
+    }
+    const segments: SegmentPlan[] = [];
+    for (const [sequence, ref] of candidates) {
+      if (!ref) continue;
+      if (this.store.has(stream.key, sequence)) {
+        stream.seedAt.delete(sequence);
+        this.serveFromStore(stream, sequence);
+        continue;
+      }
+      const fetch = stream.fetches.get(sequence);
+      const progress = fetch?.kind === 'p2p' ? fetch.peer?.downloadProgress : undefined;
+      segments.push({
+        sequence,
+        sizeBytes: ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(stream.bytesPerS * ref.durationS),
+        deadlineMs: segmentDeadlineMs(now, playback, ref.startS, this.playbackAtMs),
+        requested: stream.waiters.has(sequence),
+        httpInFlight: fetch !== undefined && fetch.kind !== 'p2p',
+        p2p: fetch?.kind === 'p2p' && progress ? { peerId: fetch.peer!.id, ...progress } : undefined,
+        seedAtMs: stream.seedAt.get(sequence),
+        comingFromPeer: this.anyPeer(stream, (peer) => peer.isFetching(sequence)),
+        seedSatisfied: stream.seedAt.has(sequence) && this.countPeers(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence)) >= this.options.seedersPerSegment,
+      });
+    }
+    if (segments.length === 0) return Infinity;
+    const peers = [...stream.peers.values()]
+      .filter((peer) => peer.handshaken && peer.remoteUploads)
+      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.has(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
+    const actions = plan({
+      nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS: this.httpThroughputBytesPerS,
+      windows, p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads,
+    });
+    let wakeMs = Infinity;
+    for (const action of actions) {
+      if (action.type === 'wake') wakeMs = action.atMs;
+      else if (action.type === 'http') {
+        stream.seedAt.delete(action.sequence);
+        this.startHttp(stream, action.sequence, action.reason === 'seed');
+      } else if (action.type === 'p2p') {
+        const peer = stream.peers.get(action.peerId)!;
+        this.startFetch(stream, action.sequence, 'p2p', peer);
+        peer.request(action.sequence);
+      } else {
+        const fetch = stream.fetches.get(action.sequence);
+        if (!fetch?.peer) continue;
+        const { prefix, totalBytes } = fetch.peer.cancelDownload();
+        if (action.resumeOverHttp) this.resumeOverHttp(stream, fetch, prefix, totalBytes);
+        else this.dropFetch(stream, fetch);
+      }
+    }
+    // While transfers run, re-plan on a short period: P2P projections change with every chunk.
+    const busy = [...stream.fetches.values()].some((fetch) => fetch.kind === 'p2p');
+    return Math.min(wakeMs, busy || stream.waiters.size > 0 ? now + this.options.tickIntervalMs : Infinity);
+  }
+
+  private anyPeer(stream: Stream, test: (peer: PeerSession) => boolean): boolean {
+    for (const peer of stream.peers.values()) if (test(peer)) return true;
+    return false;
+  }
+
+  private countPeers(stream: Stream, test: (peer: PeerSession) => boolean): number {
+    let count = 0;
+    for (const peer of stream.peers.values()) if (test(peer)) count++;
+    return count;
+  }
+
+  // ---- transfers ----
+
+  private startFetch(stream: Stream, sequence: number, kind: 'http' | 'p2p', peer: PeerSession | undefined, seed = false): Fetch {
+    const fetch: Fetch = { sequence, kind, peer, p2pPeer: peer, http: undefined, prefix: undefined, p2pBytes: 0, httpBytes: 0, startedMs: this.clock.now(), firstByteMs: undefined, seed };
+    stream.fetches.set(sequence, fetch);
+    this.announce(stream, sequence, SegmentState.fetching);
+    return fetch;
+  }
+
+  private startHttp(stream: Stream, sequence: number, seed: boolean): void {
+    const fetch = this.startFetch(stream, sequence, 'http', undefined, seed);
+    this.runHttp(stream, fetch, undefined);
+  }
+
+  private resumeOverHttp(stream: Stream, fetch: Fetch, prefix: Uint8Array, totalBytes: number | undefined): void {
+    fetch.kind = 'http';
+    fetch.peer = undefined;
+    if (prefix.length > 0 && totalBytes !== undefined) {
+      fetch.prefix = prefix;
+      this.runHttp(stream, fetch, totalBytes);
+    } else {
+      fetch.p2pBytes = 0;
+      fetch.p2pPeer = undefined;
+      this.runHttp(stream, fetch, undefined);
+    }
+  }
+
+  /** HTTP for the whole segment, or (after a P2P prefix) a Range request for its remainder. */
+  private runHttp(stream: Stream, fetch: Fetch, totalBytes: number | undefined): void {
+    const ref = stream.refs.get(fetch.sequence)!;
+    const base = ref.byteRange?.start ?? 0;
+    const prefixLength = fetch.prefix?.length ?? 0;
+    const range =
+      prefixLength > 0 && totalBytes !== undefined ? { start: base + prefixLength, end: base + totalBytes } : ref.byteRange;
+    const startedMs = this.clock.now();
+    let received = 0;
+    const transfer = this.http.fetch({
+      url: ref.url,
+      ...(range ? { range } : {}),
+      onData: (chunk) => {
+        if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
+        fetch.firstByteMs ??= this.clock.now();
+        received += chunk.length;
+        fetch.httpBytes += chunk.length;
+        stream.stats.httpBytes += chunk.length;
+        this.emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: chunk.length });
+        this.progress(stream, fetch.sequence, chunk.length, totalBytes);
+      },
+    });
+    fetch.http = transfer;
+    transfer.body.then(
+      (body) => {
+        if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
+        const elapsedMs = this.clock.now() - startedMs;
+        if (body.length >= 32 * 1024 && elapsedMs > 0) {
+          this.httpThroughputBytesPerS = 0.7 * this.httpThroughputBytesPerS + 0.3 * ((body.length / elapsedMs) * 1000);
+        }
+        if (received === 0) {
+          // A client that does not report chunks: count the body once.
+          fetch.httpBytes += body.length;
+          stream.stats.httpBytes += body.length;
+          this.emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
+        }
+        stream.stats.httpSegments++;
+        let bytes = body;
+        if (fetch.prefix) {
+          bytes = new Uint8Array(fetch.prefix.length + body.length);
+          bytes.set(fetch.prefix);
+          bytes.set(body, fetch.prefix.length);
+        }
+        void this.complete(stream, fetch, bytes);
+      },
+      (error: unknown) => {
+        if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
+        this.dropFetch(stream, fetch);
+        const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
+        this.settle(stream, fetch.sequence, (waiter) => waiter.reject(failure));
+        this.scheduleTick(0);
+      },
+    );
+  }
+
+  private progress(stream: Stream, sequence: number, bytes: number, totalBytes: number | undefined): void {
+    for (const waiter of stream.waiters.get(sequence) ?? []) {
+      waiter.loadedBytes += bytes;
+      waiter.onProgress?.(waiter.loadedBytes, totalBytes);
+    }
+  }
+
+  /** Bytes complete: verify what came from peers, store, announce, hand copies to the waiting loads. */
+  private async complete(stream: Stream, fetch: Fetch, bytes: Uint8Array): Promise<void> {
+    const ref = stream.refs.get(fetch.sequence)!;
+    const fromPeer = fetch.p2pPeer;
+    if (fetch.p2pBytes > 0 && this.verifier.enabled) {
+      fetch.kind = 'verifying';
+      const verdict = await this.verifier.verify(ref, bytes);
+      if (this.destroyed || stream.fetches.get(fetch.sequence) !== fetch) return;
+      if (verdict !== 'valid') {
+        if (verdict === 'invalid' && fromPeer) {
+          this.ban(stream, fromPeer, `segment ${fetch.sequence} failed verification`);
+          fromPeer.close('sent a segment that failed verification');
+        }
+        // Whatever the peers' share, the player gets only bytes that pass: start over from the origin.
+        stream.fetches.delete(fetch.sequence);
+        if (stream.waiters.has(fetch.sequence)) this.startHttp(stream, fetch.sequence, false);
+        else this.announce(stream, fetch.sequence, SegmentState.none);
+        this.scheduleTick(0);
+        return;
+      }
+    }
+    stream.fetches.delete(fetch.sequence);
+    if (fetch.p2pBytes > 0 && fetch.httpBytes === 0) stream.stats.p2pSegments++;
+    if (ref.durationS > 0) stream.bytesPerS = 0.8 * stream.bytesPerS + 0.2 * (bytes.length / ref.durationS);
+    const stored = this.store.put(ref, bytes);
+    this.announce(stream, fetch.sequence, stored ? SegmentState.has : SegmentState.none);
+    const source: SegmentSource = fetch.p2pBytes > fetch.httpBytes ? 'p2p' : 'http';
+    let first = true;
+    this.settle(stream, fetch.sequence, (waiter) => {
+      const now = this.clock.now();
+      const timing = { requestMs: waiter.requestMs, firstByteMs: Math.max(fetch.firstByteMs ?? now, waiter.requestMs), doneMs: now };
+      // The store copied the bytes: the first load may take this buffer, the others get copies.
+      const own = first ? bytes : bytes.slice();
+      first = false;
+      this.emit('segment-loaded', { ref: waiter.ref, source, bytes: own.length, timing });
+      waiter.resolve({ bytes: own, source, timing });
+    });
+    this.scheduleTick(0);
+  }
+
+  private serveFromStore(stream: Stream, sequence: number): void {
+    this.settle(stream, sequence, (waiter) => {
+      const bytes = this.store.get(stream.key, sequence)!;
+      const now = this.clock.now();
+      const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
+      this.emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
+      waiter.resolve({ bytes, source: 'store', timing });
+    });
+  }
+
+  private settle(stream: Stream, sequence: number, each: (waiter: Waiter) => void): void {
+    const waiters = stream.waiters.get(sequence);
+    stream.waiters.delete(sequence);
+    for (const waiter of waiters ?? []) each(waiter);
+  }
+
+  private dropFetch(stream: Stream, fetch: Fetch): void {
+    if (stream.fetches.get(fetch.sequence) !== fetch) return;
+    stream.fetches.delete(fetch.sequence);
+    fetch.http?.abort();
+    this.announce(stream, fetch.sequence, SegmentState.none);
+  }
+
+  private abortWaiter(stream: Stream, waiter: Waiter): void {
+    const sequence = waiter.ref.sequence;
+    const waiters = stream.waiters.get(sequence);
+    const index = waiters?.indexOf(waiter) ?? -1;
+    if (!waiters || index === -1) return;
+    waiters.splice(index, 1);
+    if (waiters.length === 0) {
+      stream.waiters.delete(sequence);
+      // An HTTP transfer nobody waits for is waste (unless it seeds the swarm); P2P prefetch may go on.
+      const fetch = stream.fetches.get(sequence);
+      if (fetch && fetch.kind === 'http' && !fetch.seed) this.dropFetch(stream, fetch);
+    }
+    waiter.reject(new ShoalError('ABORTED', `load of segment ${sequence} aborted`));
+  }
+
+  private emit<Name extends EngineEventName>(name: Name, event: EngineEventMap[Name]): void {
+    const listeners = this.listeners.get(name);
+    if (!listeners) return;
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        // A throwing listener must not break the engine; it is reported, not swallowed.
+        if (name !== 'warning') this.emit('warning', { message: `a '${name}' listener threw: ${String(error)}` });
+      }
+    }
+  }
+
+  private assertAlive(): void {
+    if (this.destroyed) throw new ShoalError('DESTROYED', 'the engine was destroyed; create a new one');
+  }
+}
+
+/** Index of the first segment that ends after `positionS`. */
+function lowerBound(ordered: SegmentRef[], positionS: number): number {
+  let low = 0;
+  let high = ordered.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    const ref = ordered[middle]!;
+    if (ref.startS + ref.durationS <= positionS) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

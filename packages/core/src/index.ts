@@ -1,0 +1,48 @@
+// @shoal/core: the platform-independent P2P engine. Runs in browsers and in Node; the WebRTC and
+// tracker-client adapter is a separate entry (`@shoal/core/webrtc`).
+export { ShoalEngine } from './engine.js';
+export type {
+  EngineDeps,
+  EngineEventMap,
+  EngineEventName,
+  EngineListener,
+  EngineStats,
+  LoadOptions,
+  LoadResult,
+  LoadTiming,
+  SegmentLoad,
+  StreamRegistration,
+  StreamStats,
+} from './engine.js';
+export { DEFAULT_OPTIONS, resolveOptions } from './options.js';
+export type { EngineOptions, EngineOptionsInput, SegmentValidator } from './options.js';
+export { ShoalError, isShoalError } from './errors.js';
+export type { ShoalErrorCode } from './errors.js';
+export { createLogger, enableLogging } from './logger.js';
+export type { LogSink, Logger } from './logger.js';
+export { infoHash, infoHashHex, sha1, streamKey, swarmIdFromUrl } from './identity.js';
+export type { RenditionAttributes } from './identity.js';
+export { MemorySegmentStore } from './segment-store.js';
+export { FetchHttpClient, realClock } from './fetch-http-client.js';
+export type { FetchHttpClientOptions } from './fetch-http-client.js';
+export { PROTOCOL_VERSION } from './peer-protocol.js';
+export { electOriginFetchers, resolveLatencyMode } from './scheduler.js';
+export type { EffectiveLatencyMode } from './scheduler.js';
+export type {
+  ByteRange,
+  Clock,
+  HttpClient,
+  HttpRequest,
+  HttpTransfer,
+  LatencyMode,
+  PeerTransport,
+  PeerTransportEvents,
+  PlaybackState,
+  SegmentRef,
+  SegmentSource,
+  SegmentStore,
+  Signaling,
+  SignalingEvents,
+  SwarmSignal,
+  TimerId,
+} from './types.js';

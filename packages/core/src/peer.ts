@@ -1,0 +1,314 @@
+// One peer connection: the wire protocol's session rules over a PeerTransport. It checks every
+// message against the session (a violation is reported for a ban, never thrown), assembles the
+// segment we download from the peer, and serves the peer's requests with backpressure
+// (bufferedAmount + drain) and the shared upload rate cap.
+import { createLogger } from './logger.js';
+import {
+  CHUNK_BYTES,
+  PROTOCOL_VERSION,
+  SegmentState,
+  decode,
+  encode,
+  type PeerMessage,
+  type SegmentStateValue,
+} from './peer-protocol.js';
+import type { Clock, PeerTransport, TimerId } from './types.js';
+
+const log = createLogger('shoal:core:peer');
+
+/** Stop queueing chunks above this many buffered bytes; resume on the transport's drain event. */
+export const SEND_HIGH_WATER_BYTES = 64 * 1024;
+/** Requests a peer may queue with us before it gets `busy`. */
+const MAX_QUEUED_UPLOADS = 4;
+
+/** The upload rate cap, shared by every peer of an engine: a token bucket on the engine's clock. */
+export class UploadBudget {
+  private tokens: number;
+  private refilledMs: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly bytesPerS: number,
+  ) {
+    this.tokens = bytesPerS;
+    this.refilledMs = clock.now();
+  }
+
+  /** 0 if `bytes` may be sent now (and takes them), else how many ms to wait. */
+  take(bytes: number): number {
+    if (this.bytesPerS <= 0) return 0;
+    const now = this.clock.now();
+    this.tokens = Math.min(this.bytesPerS, this.tokens + ((now - this.refilledMs) / 1000) * this.bytesPerS);
+    this.refilledMs = now;
+    if (this.tokens >= bytes) {
+      this.tokens -= bytes;
+      return 0;
+    }
+    return Math.ceil(((bytes - this.tokens) / this.bytesPerS) * 1000);
+  }
+}
+
+/** What a peer session needs from the engine. */
+export interface PeerSessionHooks {
+  /** The peer's handshake arrived. */
+  onReady(peer: PeerSession): void;
+  /** The peer's availability changed: all of it (sequence undefined) or one segment. */
+  onAvailability(peer: PeerSession, sequence: number | undefined): void;
+  /** A chunk of the segment we are downloading from this peer arrived. */
+  onProgress(peer: PeerSession, sequence: number, chunk: Uint8Array): void;
+  /** The whole segment arrived (a buffer the engine owns). */
+  onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
+  /** The peer answered our request with absent or busy. */
+  onRefused(peer: PeerSession, sequence: number, reason: 'absent' | 'busy'): void;
+  /** Size of a segment we can serve, or undefined. */
+  segmentSize(sequence: number): number | undefined;
+  /** A copy of bytes [start, end) of a segment we serve. */
+  readSegment(sequence: number, start: number, end: number): Uint8Array | undefined;
+  /** Whether we serve requests right now. */
+  uploadEnabled(): boolean;
+  onBytesUp(bytes: number): void;
+  /** The peer broke the protocol; the session is closed. The engine bans it. */
+  onViolation(peer: PeerSession, reason: string): void;
+  onClose(peer: PeerSession, reason: string | undefined): void;
+}
+
+interface Download {
+  sequence: number;
+  startedMs: number;
+  buffer: Uint8Array | undefined;
+  receivedBytes: number;
+}
+
+interface Upload {
+  sequence: number;
+  offset: number;
+  totalBytes: number;
+}
+
+export class PeerSession {
+  readonly id: string;
+  /** Set by the remote handshake. */
+  remoteUploads = false;
+  handshaken = false;
+  /** Download rate from this peer, bytes/s: an average over finished transfers. */
+  throughputBytesPerS: number;
+  /** The peer said busy: do not ask it again before this time. */
+  busyUntilMs = 0;
+  private readonly availability = new Map<number, SegmentStateValue>();
+  private download: Download | undefined;
+  /** Sequences we cancelled: their trailing chunks are ignored, not violations. */
+  private readonly cancelled = new Set<number>();
+  private readonly uploads: Upload[] = [];
+  private pumpTimer: TimerId | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly transport: PeerTransport,
+    private readonly clock: Clock,
+    private readonly hooks: PeerSessionHooks,
+    private readonly uploadBudget: UploadBudget,
+    initialThroughputBytesPerS: number,
+  ) {
+    this.id = transport.remotePeerId;
+    this.throughputBytesPerS = initialThroughputBytesPerS;
+    transport.setEvents({
+      message: (data) => this.receive(data),
+      close: (reason) => this.handleClose(reason),
+      drain: () => this.pump(),
+    });
+  }
+
+  /** Sends our handshake and availability. */
+  start(uploads: boolean, firstSequence: number, states: SegmentStateValue[]): void {
+    this.send({ type: 'handshake', version: PROTOCOL_VERSION, uploads });
+    this.send({ type: 'availability', firstSequence, states });
+  }
+
+  has(sequence: number): boolean {
+    return this.availability.get(sequence) === SegmentState.has;
+  }
+
+  isFetching(sequence: number): boolean {
+    return this.availability.get(sequence) === SegmentState.fetching;
+  }
+
+  get downloading(): number | undefined {
+    return this.download?.sequence;
+  }
+
+  get downloadProgress(): { startedMs: number; receivedBytes: number; totalBytes: number | undefined } | undefined {
+    const download = this.download;
+    return download && { startedMs: download.startedMs, receivedBytes: download.receivedBytes, totalBytes: download.buffer?.length };
+  }
+
+  /** Tells the peer our state of one segment changed. */
+  announce(sequence: number, state: SegmentStateValue): void {
+    this.send({ type: 'have', sequence, state });
+  }
+
+  request(sequence: number): void {
+    this.cancelled.delete(sequence);
+    this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: 0 };
+    this.send({ type: 'request', sequence, offset: 0 });
+  }
+
+  /** Cancels our download; returns the bytes received so far (from offset 0, the engine owns them) and the segment's size if known. */
+  cancelDownload(): { prefix: Uint8Array; totalBytes: number | undefined } {
+    const download = this.download;
+    if (!download) return { prefix: new Uint8Array(0), totalBytes: undefined };
+    this.download = undefined;
+    this.cancelled.add(download.sequence);
+    if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
+    this.send({ type: 'cancel', sequence: download.sequence });
+    return { prefix: download.buffer ? download.buffer.subarray(0, download.receivedBytes) : new Uint8Array(0), totalBytes: download.buffer?.length };
+  }
+
+  close(reason?: string): void {
+    if (this.closed) return;
+    this.transport.close();
+    this.handleClose(reason ?? 'closed locally');
+  }
+
+  private violation(reason: string): void {
+    if (this.closed) return;
+    log(`${this.id.slice(0, 8)} violation: ${reason}`);
+    this.hooks.onViolation(this, reason);
+    this.close(`protocol violation: ${reason}`);
+  }
+
+  private send(message: PeerMessage): void {
+    if (this.closed) return;
+    try {
+      this.transport.send(encode(message));
+    } catch (error) {
+      // A channel that fails to send is gone; closing is the whole recovery.
+      this.close(`send failed: ${String(error)}`);
+    }
+  }
+
+  private handleClose(reason: string | undefined): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.pumpTimer !== undefined) this.clock.clearTimeout(this.pumpTimer);
+    this.pumpTimer = undefined;
+    this.uploads.length = 0;
+    this.hooks.onClose(this, reason);
+  }
+
+  private receive(data: Uint8Array): void {
+    if (this.closed) return;
+    const result = decode(data);
+    if (!result.ok) return this.violation(`${result.code}: ${result.detail}`);
+    const message = result.message;
+    if (!this.handshaken) {
+      if (message.type !== 'handshake') return this.violation(`${message.type} before handshake`);
+      if (message.version !== PROTOCOL_VERSION) return this.close(`protocol version ${message.version} not supported`);
+      this.handshaken = true;
+      this.remoteUploads = message.uploads;
+      return this.hooks.onReady(this);
+    }
+    switch (message.type) {
+      case 'handshake':
+        return this.violation('second handshake');
+      case 'availability':
+        this.availability.clear();
+        message.states.forEach((state, i) => {
+          if (state !== SegmentState.none) this.availability.set(message.firstSequence + i, state);
+        });
+        return this.hooks.onAvailability(this, undefined);
+      case 'have':
+        if (message.state === SegmentState.none) this.availability.delete(message.sequence);
+        else this.availability.set(message.sequence, message.state);
+        return this.hooks.onAvailability(this, message.sequence);
+      case 'request':
+        return this.queueUpload(message.sequence, message.offset);
+      case 'cancel': {
+        const index = this.uploads.findIndex((upload) => upload.sequence === message.sequence);
+        if (index !== -1) this.uploads.splice(index, 1);
+        return;
+      }
+      case 'data':
+        return this.receiveData(message.sequence, message.offset, message.totalBytes, message.payload);
+      case 'done': {
+        const download = this.download;
+        if (!download || download.sequence !== message.sequence) {
+          if (this.cancelled.has(message.sequence)) return;
+          return this.violation(`done for segment ${message.sequence} never requested`);
+        }
+        const total = download.buffer ? download.buffer.length : 0;
+        if (message.totalBytes !== total || download.receivedBytes !== total || total === 0) {
+          return this.violation(`done after ${download.receivedBytes} of ${message.totalBytes} bytes`);
+        }
+        this.download = undefined;
+        const elapsedMs = Math.max(this.clock.now() - download.startedMs, 1);
+        this.throughputBytesPerS = 0.5 * this.throughputBytesPerS + 0.5 * ((total / elapsedMs) * 1000);
+        return this.hooks.onSegment(this, message.sequence, download.buffer!);
+      }
+      case 'absent':
+      case 'busy': {
+        if (this.download?.sequence !== message.sequence) return; // an answer to a cancelled request
+        this.download = undefined;
+        if (message.type === 'busy') this.busyUntilMs = this.clock.now() + 1000;
+        else this.availability.delete(message.sequence);
+        return this.hooks.onRefused(this, message.sequence, message.type);
+      }
+    }
+  }
+
+  private receiveData(sequence: number, offset: number, totalBytes: number, payload: Uint8Array): void {
+    const download = this.download;
+    if (!download || download.sequence !== sequence) {
+      if (this.cancelled.has(sequence)) return;
+      return this.violation(`data for segment ${sequence} never requested`);
+    }
+    if (!download.buffer) {
+      if (totalBytes === 0) return this.violation('empty segment');
+      download.buffer = new Uint8Array(totalBytes);
+    }
+    if (totalBytes !== download.buffer.length) return this.violation(`segment size changed from ${download.buffer.length} to ${totalBytes}`);
+    if (offset !== download.receivedBytes) return this.violation(`chunk at ${offset}, expected ${download.receivedBytes}`);
+    download.buffer.set(payload, offset);
+    download.receivedBytes += payload.length;
+    this.hooks.onProgress(this, sequence, payload);
+  }
+
+  private queueUpload(sequence: number, offset: number): void {
+    if (this.uploads.some((upload) => upload.sequence === sequence)) return this.violation(`second request for segment ${sequence}`);
+    if (!this.hooks.uploadEnabled() || this.uploads.length >= MAX_QUEUED_UPLOADS) return this.send({ type: 'busy', sequence });
+    const totalBytes = this.hooks.segmentSize(sequence);
+    if (totalBytes === undefined || offset >= totalBytes) return this.send({ type: 'absent', sequence });
+    this.uploads.push({ sequence, offset, totalBytes });
+    this.pump();
+  }
+
+  /** Sends chunks while the channel has room and the rate cap allows; resumes on drain or timer. */
+  private pump(): void {
+    while (!this.closed && this.uploads.length > 0 && this.pumpTimer === undefined) {
+      if (this.transport.bufferedAmount > SEND_HIGH_WATER_BYTES) return; // drain() calls pump again
+      const upload = this.uploads[0]!;
+      const end = Math.min(upload.offset + CHUNK_BYTES, upload.totalBytes);
+      const waitMs = this.uploadBudget.take(end - upload.offset);
+      if (waitMs > 0) {
+        this.pumpTimer = this.clock.setTimeout(() => {
+          this.pumpTimer = undefined;
+          this.pump();
+        }, waitMs);
+        return;
+      }
+      const payload = this.hooks.readSegment(upload.sequence, upload.offset, end);
+      if (!payload) {
+        // Evicted while we were serving it.
+        this.uploads.shift();
+        this.send({ type: 'absent', sequence: upload.sequence });
+        continue;
+      }
+      this.send({ type: 'data', sequence: upload.sequence, offset: upload.offset, totalBytes: upload.totalBytes, payload });
+      this.hooks.onBytesUp(payload.length);
+      upload.offset = end;
+      if (end === upload.totalBytes) {
+        this.uploads.shift();
+        this.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
+      }
+    }
+  }
+}

@@ -1,0 +1,297 @@
+// Test doubles for the engine's injected interfaces, all on one virtual clock: an origin with
+// byte counters and a throughput model, and a tracker hub that links engines with simulated
+// data channels (latency, bandwidth, bufferedAmount, drain).
+import { ShoalError } from '../src/errors.js';
+import type {
+  Clock,
+  HttpClient,
+  HttpRequest,
+  HttpTransfer,
+  PeerTransport,
+  PeerTransportEvents,
+  SegmentRef,
+  Signaling,
+  SignalingEvents,
+  SwarmSignal,
+  TimerId,
+} from '../src/types.js';
+
+const flushMicrotasks = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class VirtualClock implements Clock {
+  private time = 0;
+  private nextId = 1;
+  private readonly timers = new Map<number, { atMs: number; callback: () => void }>();
+  fired = 0;
+
+  now(): number {
+    return this.time;
+  }
+  setTimeout(callback: () => void, delayMs: number): TimerId {
+    const id = this.nextId++;
+    this.timers.set(id, { atMs: this.time + Math.max(0, delayMs), callback });
+    return id;
+  }
+  clearTimeout(timer: TimerId): void {
+    this.timers.delete(timer as number);
+  }
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+  /** Runs every timer due within `ms`, in time order, letting promises settle between them. */
+  async advance(ms: number): Promise<void> {
+    const until = this.time + ms;
+    await flushMicrotasks();
+    for (;;) {
+      let nextId: number | undefined;
+      let next: { atMs: number; callback: () => void } | undefined;
+      for (const [id, timer] of this.timers) {
+        if (timer.atMs <= until && (!next || timer.atMs < next.atMs || (timer.atMs === next.atMs && id < nextId!))) {
+          next = timer;
+          nextId = id;
+        }
+      }
+      if (!next) break;
+      this.timers.delete(nextId!);
+      this.fired++;
+      this.time = Math.max(this.time, next.atMs);
+      next.callback();
+      await flushMicrotasks();
+    }
+    this.time = until;
+    await flushMicrotasks();
+  }
+}
+
+export interface OriginRequest {
+  url: string;
+  range: { start: number; end: number } | undefined;
+  atMs: number;
+}
+
+/** An origin serving files at a fixed throughput, in 64 KiB chunks, counting every byte it sends. */
+export class FakeOrigin implements HttpClient {
+  readonly files = new Map<string, Uint8Array>();
+  readonly requests: OriginRequest[] = [];
+  bytesServed = 0;
+  latencyMs = 20;
+
+  constructor(
+    private readonly clock: VirtualClock,
+    public bytesPerS = 2_000_000,
+  ) {}
+
+  fetch(request: HttpRequest): HttpTransfer {
+    this.requests.push({ url: request.url, range: request.range, atMs: this.clock.now() });
+    let timer: TimerId | undefined;
+    let rejectBody!: (error: Error) => void;
+    const body = new Promise<Uint8Array>((resolve, reject) => {
+      rejectBody = reject;
+      const file = this.files.get(request.url);
+      if (!file) {
+        timer = this.clock.setTimeout(() => reject(new ShoalError('HTTP_STATUS', `${request.url}: HTTP 404`)), this.latencyMs);
+        return;
+      }
+      const bytes = request.range ? file.subarray(request.range.start, request.range.end) : file;
+      let sent = 0;
+      const chunkBytes = 64 * 1024;
+      const sendNext = () => {
+        const chunk = bytes.slice(sent, Math.min(sent + chunkBytes, bytes.length));
+        sent += chunk.length;
+        this.bytesServed += chunk.length;
+        request.onData?.(chunk);
+        if (sent >= bytes.length) resolve(bytes.slice());
+        else timer = this.clock.setTimeout(sendNext, (Math.min(chunkBytes, bytes.length - sent) / this.bytesPerS) * 1000);
+      };
+      timer = this.clock.setTimeout(sendNext, this.latencyMs + (Math.min(chunkBytes, bytes.length) / this.bytesPerS) * 1000);
+    });
+    body.catch(() => {});
+    return {
+      body,
+      abort: () => {
+        if (timer !== undefined) this.clock.clearTimeout(timer);
+        rejectBody(new ShoalError('ABORTED', `${request.url}: aborted`));
+      },
+    };
+  }
+
+  requestsFor(url: string): OriginRequest[] {
+    return this.requests.filter((request) => request.url === url);
+  }
+}
+
+export interface LinkOptions {
+  bytesPerS: number;
+  latencyMs: number;
+}
+
+/** One end of a simulated data channel. */
+export class FakeTransport implements PeerTransport {
+  other!: FakeTransport;
+  bufferedAmount = 0;
+  closed = false;
+  sent: Uint8Array[] = [];
+  private events: PeerTransportEvents | undefined;
+  private readonly queued: (() => void)[] = [];
+  private linkFreeAtMs = 0;
+
+  constructor(
+    readonly remotePeerId: string,
+    private readonly clock: VirtualClock,
+    private readonly link: LinkOptions,
+  ) {}
+
+  setEvents(events: PeerTransportEvents): void {
+    this.events = events;
+    for (const deliver of this.queued.splice(0)) deliver();
+  }
+
+  private dispatch(deliver: (events: PeerTransportEvents) => void): void {
+    if (this.events) deliver(this.events);
+    else this.queued.push(() => deliver(this.events!));
+  }
+
+  send(data: Uint8Array): void {
+    if (this.closed) throw new Error('send on a closed channel');
+    const copy = data.slice();
+    this.sent.push(copy);
+    this.bufferedAmount += copy.length;
+    const start = Math.max(this.clock.now(), this.linkFreeAtMs);
+    this.linkFreeAtMs = start + (copy.length / this.link.bytesPerS) * 1000;
+    this.clock.setTimeout(() => {
+      this.bufferedAmount -= copy.length;
+      if (!this.closed && this.bufferedAmount < 64 * 1024) this.dispatch((events) => events.drain());
+      this.clock.setTimeout(() => {
+        if (!this.other.closed) this.other.dispatch((events) => events.message(copy));
+      }, this.link.latencyMs);
+    }, this.linkFreeAtMs - this.clock.now());
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.dispatch((events) => events.close('closed locally'));
+    this.clock.setTimeout(() => {
+      if (!this.other.closed) {
+        this.other.closed = true;
+        this.other.dispatch((events) => events.close('remote closed'));
+      }
+    }, this.link.latencyMs);
+  }
+}
+
+export function linkTransports(clock: VirtualClock, idA: string, idB: string, link: LinkOptions): [FakeTransport, FakeTransport] {
+  // a is A's view of B (remote id B), b is B's view of A.
+  const a = new FakeTransport(idB, clock, link);
+  const b = new FakeTransport(idA, clock, link);
+  a.other = b;
+  b.other = a;
+  return [a, b];
+}
+
+interface Member {
+  peerId: string;
+  events: SignalingEvents;
+  left: boolean;
+}
+
+/** A tracker for tests: every join and requestPeers links the peer to swarm members it lacks. */
+export class FakeTracker {
+  readonly swarms = new Map<string, Member[]>();
+  readonly links = new Map<string, FakeTransport[]>();
+  joins = 0;
+  peerRequests = 0;
+  link: LinkOptions = { bytesPerS: 4_000_000, latencyMs: 10 };
+
+  constructor(private readonly clock: VirtualClock) {}
+
+  signaling(peerId: string): FakeSignaling {
+    return new FakeSignaling(peerId, this);
+  }
+
+  join(infoHash: string, member: Member): void {
+    this.joins++;
+    const members = this.swarms.get(infoHash) ?? [];
+    members.push(member);
+    this.swarms.set(infoHash, members);
+    this.connect(infoHash, member);
+  }
+
+  connect(infoHash: string, member: Member): void {
+    for (const other of this.swarms.get(infoHash) ?? []) {
+      if (other === member || other.left || member.left) continue;
+      const key = [member.peerId, other.peerId].sort().join('|') + infoHash;
+      if (this.links.has(key)) continue;
+      const [mine, theirs] = linkTransports(this.clock, member.peerId, other.peerId, this.link);
+      this.links.set(key, [mine, theirs]);
+      // Signaling takes a round trip before the channel opens.
+      this.clock.setTimeout(() => {
+        if (!member.left) member.events.peer(mine);
+        if (!other.left) other.events.peer(theirs);
+      }, this.link.latencyMs * 2);
+    }
+  }
+}
+
+export class FakeSignaling implements Signaling {
+  destroyed = false;
+  readonly swarms: { infoHash: string; left: boolean }[] = [];
+
+  constructor(
+    readonly localPeerId: string,
+    private readonly tracker: FakeTracker,
+  ) {}
+
+  join(infoHash: string, events: SignalingEvents): SwarmSignal {
+    const member: Member = { peerId: this.localPeerId, events, left: false };
+    const record = { infoHash, left: false };
+    this.swarms.push(record);
+    this.tracker.join(infoHash, member);
+    return {
+      requestPeers: () => {
+        this.tracker.peerRequests++;
+        this.tracker.connect(infoHash, member);
+      },
+      leave: () => {
+        member.left = true;
+        record.left = true;
+      },
+    };
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+export const peerId = (n: number) => n.toString(16).padStart(40, '0');
+
+/** A playlist of `count` 2-second segments with deterministic contents, served by the origin. */
+export function makeSegments(origin: FakeOrigin, streamKey: string, count: number, sizeBytes = 200_000, first = 0): SegmentRef[] {
+  return Array.from({ length: count }, (_, i) => {
+    const sequence = first + i;
+    const url = `https://origin.test/${encodeURIComponent(streamKey)}/seg${sequence}.ts`;
+    if (!origin.files.has(url)) {
+      origin.files.set(url, Uint8Array.from({ length: sizeBytes }, (_, j) => (j * 31 + sequence * 7 + (j >> 8)) & 0xff));
+    }
+    return { streamKey, sequence, url, startS: sequence * 2, durationS: 2 };
+  });
+}
+
+/** Signaling whose peers the test hands over by hand (for scripted, hostile peers). */
+export class ManualSignaling implements Signaling {
+  destroyed = false;
+  events: SignalingEvents | undefined;
+  peerRequests = 0;
+
+  constructor(readonly localPeerId: string) {}
+
+  join(_infoHash: string, events: SignalingEvents): SwarmSignal {
+    this.events = events;
+    return { requestPeers: () => this.peerRequests++, leave: () => (this.events = undefined) };
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
