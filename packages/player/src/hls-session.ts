@@ -55,9 +55,18 @@ export class HlsSession {
         this.p2pNote = `P2P failed to start: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
-    this.engine = engine;
     this.hls = new Hls({ ...(options.hlsConfig ?? {}), ...(engine?.hlsConfig() ?? {}) } as Partial<HlsConfig>);
-    engine?.attach(this.hls);
+    if (engine) {
+      try {
+        engine.attach(this.hls);
+      } catch (error) {
+        this.p2pState = 'failed';
+        this.p2pNote = `P2P failed to start: ${error instanceof Error ? error.message : String(error)}`;
+        engine.destroy();
+        engine = null;
+      }
+    }
+    this.engine = engine;
     this.hls.on(Hls.Events.MANIFEST_PARSED, () => this.events.levels());
     this.hls.on(Hls.Events.LEVELS_UPDATED, () => this.events.levels());
     this.hls.on(Hls.Events.LEVEL_SWITCHED, () => this.events.levels());
