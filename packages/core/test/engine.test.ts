@@ -252,7 +252,7 @@ describe('engine', () => {
     expect(signaling.swarms.every((swarm) => swarm.left)).toBe(true);
     await w.clock.advance(10_000); // let the simulated network drain
     expect(w.clock.pendingTimers).toBe(0);
-    for (const [a, b] of w.tracker.links.values()) expect([a.closed, b.closed]).toEqual([true, true]);
+    for (const [a, b] of w.tracker.links.values()) expect([a!.closed, b!.closed]).toEqual([true, true]);
     expect(() => viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs })).toThrow('DESTROYED');
   });
 
@@ -464,7 +464,7 @@ describe('segment validation', () => {
         if (!message.ok || message.message.type !== 'request') return;
         const sequence = message.message.sequence;
         const bytes = origin.files.get(refs[sequence]!.url)!.slice();
-        if (corrupt) bytes[1000] ^= 0xff;
+        if (corrupt) bytes[1000] = bytes[1000]! ^ 0xff;
         for (let offset = 0; offset < bytes.length; offset += 16_384) {
           theirs.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
         }
