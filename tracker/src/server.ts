@@ -8,7 +8,7 @@ import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { readOpenFilesLimit } from './open-files-limit.js';
 import { RateWindow, renderPrometheus, type RejectedConnections, type TrackerStats } from './stats.js';
-import { CLOSE_POLICY, Connection, TrackerEngine, type ClientSocket } from './tracker-engine.js';
+import { CLOSE_POLICY, Connection, TrackerEngine } from './tracker-engine.js';
 import { loadUws, type UwsBuild } from './uws-loader.js';
 
 export interface RunningTracker {
@@ -30,12 +30,41 @@ export interface StartDependencies {
   logger?: Logger;
 }
 
-/** Per-socket state uWS keeps for us; `socket` is what the engine sends through. */
+/** A connection on a uWS socket. */
+/** uWS copies the user data's own properties onto its socket object (prototypes are lost), so the socket carries one reference. */
 interface SocketData {
-  ip: string;
-  origin: string;
-  connection: Connection | null;
-  closed: boolean;
+  connection: UwsConnection;
+}
+
+class UwsConnection extends Connection {
+  ws: WebSocket<SocketData> | null = null;
+  constructor(
+    ip: string,
+    origin: string,
+    private readonly limits: { maxBackpressureBytes: number; onSlow: () => void },
+  ) {
+    super(ip, origin);
+  }
+
+  send(text: string): boolean {
+    const ws = this.ws;
+    if (this.closed || !ws) return false;
+    const status = ws.send(text, false);
+    if (status === 2 || ws.getBufferedAmount() > this.limits.maxBackpressureBytes) {
+      this.limits.onSlow();
+      this.close(CLOSE_TRY_AGAIN_LATER, 'too slow: backpressure limit');
+      return false;
+    }
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    const ws = this.ws;
+    if (this.closed || !ws) return;
+    // The engine's close bookkeeping runs in uWS's close handler, called from end().
+    this.ws = null;
+    ws.end(code, reason);
+  }
 }
 
 const EXPIRY_SWEEP_MS = 5_000;
@@ -103,24 +132,12 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     res.writeStatus(status).writeHeader('content-type', 'text/plain').end(text);
   };
 
-  const socketFor = (ws: WebSocket<SocketData>, data: SocketData): ClientSocket => ({
-    send(text: string): boolean {
-      if (data.closed) return false;
-      const status = ws.send(text, false);
-      if (status === 2 || ws.getBufferedAmount() > options.maxBackpressureBytes) {
-        slowSocketsClosed++;
-        data.closed = true;
-        ws.end(CLOSE_TRY_AGAIN_LATER, 'too slow: backpressure limit');
-        return false;
-      }
-      return true;
+  const slowLimits = {
+    maxBackpressureBytes: options.maxBackpressureBytes,
+    onSlow: () => {
+      slowSocketsClosed++;
     },
-    close(code: number, reason: string): void {
-      if (data.closed) return;
-      data.closed = true;
-      ws.end(code, reason);
-    },
-  });
+  };
 
   app.ws<SocketData>('/*', {
     compression: uws.DISABLED,
@@ -144,28 +161,27 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
         return refuse(res, '429 Too Many Requests', 'maxConnectionsPerIp', 'too many connections from this address');
       }
       if (allowedOrigins && !allowedOrigins.has(origin)) return refuse(res, '403 Forbidden', 'origin', 'origin not allowed');
-      res.upgrade<SocketData>({ ip, origin, connection: null, closed: false }, key, protocol, extensions, context);
+      res.upgrade<SocketData>({ connection: new UwsConnection(ip, origin, slowLimits) }, key, protocol, extensions, context);
     },
     open(ws) {
-      const data = ws.getUserData();
-      data.connection = new Connection(socketFor(ws, data), data.ip, data.origin, Date.now(), options.messageBurst);
+      const connection = ws.getUserData().connection;
+      connection.ws = ws;
+      engine.handleOpen(connection, Date.now());
       sockets.add(ws);
-      connectionsPerIp.set(data.ip, (connectionsPerIp.get(data.ip) ?? 0) + 1);
+      connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
       connectionsOpened++;
     },
     message(ws, message) {
-      const data = ws.getUserData();
-      if (data.connection) engine.handleMessage(data.connection, Buffer.from(message).toString('utf8'), Date.now());
+      engine.handleMessage(ws.getUserData().connection, Buffer.from(message).toString('utf8'), Date.now());
     },
     close(ws) {
-      const data = ws.getUserData();
-      data.closed = true;
-      if (data.connection) engine.handleClose(data.connection);
-      data.connection = null;
+      const connection = ws.getUserData().connection;
+      connection.ws = null;
+      engine.handleClose(connection);
       sockets.delete(ws);
-      const count = (connectionsPerIp.get(data.ip) ?? 1) - 1;
-      if (count > 0) connectionsPerIp.set(data.ip, count);
-      else connectionsPerIp.delete(data.ip);
+      const count = (connectionsPerIp.get(connection.ip) ?? 1) - 1;
+      if (count > 0) connectionsPerIp.set(connection.ip, count);
+      else connectionsPerIp.delete(connection.ip);
     },
   });
 
@@ -237,13 +253,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       clearInterval(rateTimer);
       uws.us_listen_socket_close(listenSocket);
       const open = sockets.size;
-      for (const ws of [...sockets]) {
-        const data = ws.getUserData();
-        if (!data.closed) {
-          data.closed = true;
-          ws.end(CLOSE_GOING_AWAY, 'tracker shutting down');
-        }
-      }
+      for (const ws of [...sockets]) ws.getUserData().connection.close(CLOSE_GOING_AWAY, 'tracker shutting down');
       logger.info('closed', { socketsClosed: open });
       // Close handlers run inside end(); one tick lets uWS flush the close frames.
       setImmediate(resolve);

@@ -28,21 +28,60 @@ export interface EngineOptions {
   filter?: AnnounceFilter | undefined;
 }
 
-export class Connection {
-  /** This connection's peer entry in each swarm it joined, by info_hash. */
-  readonly peers = new Map<string, PeerEntry<Connection>>();
-  tokens: number;
-  refilledMs: number;
+/**
+ * One client connection: the engine's per-socket state. The server adapter extends it with
+ * the actual socket (send/close), so each connection is a single object. Memory per peer
+ * matters here: most connections join one swarm, so the map is only made for a second one.
+ */
+export abstract class Connection implements ClientSocket {
+  tokens = 0;
+  refilledMs = 0;
   closed = false;
+  private onlyPeer: PeerEntry<Connection> | null = null;
+  private peersByInfoHash: Map<string, PeerEntry<Connection>> | null = null;
   constructor(
-    readonly socket: ClientSocket,
     readonly ip: string,
     readonly origin: string,
-    nowMs: number,
-    burst: number,
-  ) {
-    this.tokens = burst;
-    this.refilledMs = nowMs;
+  ) {}
+
+  abstract send(text: string): boolean;
+  abstract close(code: number, reason: string): void;
+
+  /** This connection's peer in a swarm. */
+  peerIn(infoHash: string): PeerEntry<Connection> | undefined {
+    if (this.peersByInfoHash) return this.peersByInfoHash.get(infoHash);
+    return this.onlyPeer?.swarm.infoHash === infoHash ? this.onlyPeer : undefined;
+  }
+
+  get swarmCount(): number {
+    return this.peersByInfoHash ? this.peersByInfoHash.size : this.onlyPeer ? 1 : 0;
+  }
+
+  addPeer(peer: PeerEntry<Connection>): void {
+    if (this.peersByInfoHash) {
+      this.peersByInfoHash.set(peer.swarm.infoHash, peer);
+    } else if (!this.onlyPeer || this.onlyPeer.swarm.infoHash === peer.swarm.infoHash) {
+      this.onlyPeer = peer;
+    } else {
+      this.peersByInfoHash = new Map([[this.onlyPeer.swarm.infoHash, this.onlyPeer], [peer.swarm.infoHash, peer]]);
+      this.onlyPeer = null;
+    }
+  }
+
+  /** Forgets `peer` if it is still this connection's peer in its swarm. */
+  dropPeer(peer: PeerEntry<Connection>): void {
+    const infoHash = peer.swarm.infoHash;
+    if (this.peersByInfoHash) {
+      if (this.peersByInfoHash.get(infoHash) === peer) this.peersByInfoHash.delete(infoHash);
+    } else if (this.onlyPeer === peer) {
+      this.onlyPeer = null;
+    }
+  }
+
+  /** A snapshot, safe to iterate while peers are removed. */
+  allPeers(): PeerEntry<Connection>[] {
+    if (this.peersByInfoHash) return [...this.peersByInfoHash.values()];
+    return this.onlyPeer ? [this.onlyPeer] : [];
   }
 }
 
@@ -87,9 +126,14 @@ export class TrackerEngine {
     this.options = options;
     this.intervalSec = options.announceIntervalSec;
     this.registry.onPeerRemoved = (peer) => {
-      const owner = peer.owner;
-      if (owner.peers.get(peer.swarm.infoHash) === peer) owner.peers.delete(peer.swarm.infoHash);
+      peer.owner.dropPeer(peer);
     };
+  }
+
+  /** Call once when a connection opens: it starts with a full burst of rate-limit tokens. */
+  handleOpen(connection: Connection, nowMs: number): void {
+    connection.tokens = this.options.messageBurst;
+    connection.refilledMs = nowMs;
   }
 
   handleMessage(connection: Connection, text: string, nowMs: number): void {
@@ -122,8 +166,7 @@ export class TrackerEngine {
   handleClose(connection: Connection): void {
     if (connection.closed) return;
     connection.closed = true;
-    for (const peer of connection.peers.values()) this.registry.remove(peer);
-    connection.peers.clear();
+    for (const peer of connection.allPeers()) this.registry.remove(peer);
   }
 
   /** Drops peers that missed their announces; call every few seconds. */
@@ -158,7 +201,7 @@ export class TrackerEngine {
     // Keeps sending after being told: the debt grows past a full burst and the socket goes.
     if (connection.tokens < -messageBurst) {
       this.counters.abusersClosed++;
-      connection.socket.close(CLOSE_POLICY, 'rate limit exceeded');
+      connection.close(CLOSE_POLICY, 'rate limit exceeded');
       this.handleClose(connection);
     } else if (cost === 1) {
       this.fail(connection, 'rate limit exceeded: slow down');
@@ -168,7 +211,7 @@ export class TrackerEngine {
 
   private announce(connection: Connection, request: AnnounceRequest, nowMs: number): void {
     const { infoHash, peerId } = request;
-    const existing = connection.peers.get(infoHash);
+    const existing = connection.peerIn(infoHash);
     if (existing && existing.peerId !== peerId) {
       return this.fail(connection, 'one peer_id per info_hash per connection', 'announce', infoHash);
     }
@@ -186,11 +229,13 @@ export class TrackerEngine {
       nowMs,
     });
     const peer = result.peer;
-    if (result.replacedOwner && result.replacedOwner !== connection) result.replacedOwner.peers.delete(infoHash);
-    if (peer) connection.peers.set(infoHash, peer);
+    if (peer) {
+      if (result.replacedOwner && result.replacedOwner !== connection) result.replacedOwner.dropPeer(peer);
+      connection.addPeer(peer);
+    }
 
     const swarm = result.swarm;
-    connection.socket.send(
+    connection.send(
       JSON.stringify({
         action: 'announce',
         interval: this.intervalSec,
@@ -205,7 +250,7 @@ export class TrackerEngine {
     for (let i = 0; i < targets.length; i++) {
       const offer = request.offers[i]!;
       const target = targets[i]!.owner;
-      target.socket.send(
+      target.send(
         JSON.stringify({ action: 'announce', offer: offer.offer, offer_id: offer.offerId, peer_id: peerId, info_hash: infoHash }),
       );
       this.counters.offersRelayed++;
@@ -213,7 +258,7 @@ export class TrackerEngine {
   }
 
   private refuseJoin(connection: Connection, infoHash: string, peerId: string): string | null {
-    if (connection.peers.size >= this.options.maxSwarmsPerConnection) {
+    if (connection.swarmCount >= this.options.maxSwarmsPerConnection) {
       return `too many swarms on one connection (at most ${this.options.maxSwarmsPerConnection})`;
     }
     if (this.allowedInfoHashes && !this.allowedInfoHashes.has(infoHash)) return 'info_hash not allowed by this tracker';
@@ -232,14 +277,14 @@ export class TrackerEngine {
 
   private answer(connection: Connection, request: AnswerRequest, nowMs: number): void {
     const { infoHash } = request;
-    const self = connection.peers.get(infoHash);
+    const self = connection.peerIn(infoHash);
     if (!self || self.peerId !== request.peerId) {
       return this.fail(connection, 'answer from a peer that has not announced on this connection', 'announce', infoHash);
     }
     this.registry.touch(self, nowMs);
     const target = self.swarm.byId.get(request.toPeerId);
     if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
-    target.owner.socket.send(
+    target.owner.send(
       JSON.stringify({
         action: 'announce',
         answer: request.answer,
@@ -264,7 +309,7 @@ export class TrackerEngine {
         ? { complete: swarm.complete, incomplete: swarm.incomplete, downloaded: swarm.downloaded }
         : { complete: 0, incomplete: 0, downloaded: 0 };
     }
-    connection.socket.send(JSON.stringify({ action: 'scrape', files, flags: { min_request_interval: this.intervalSec } }));
+    connection.send(JSON.stringify({ action: 'scrape', files, flags: { min_request_interval: this.intervalSec } }));
   }
 
   private fail(connection: Connection, reason: string, action?: 'announce' | 'scrape', infoHash?: string): void {
@@ -273,6 +318,6 @@ export class TrackerEngine {
     if (action) response.action = action;
     response['failure reason'] = reason;
     if (infoHash !== undefined) response.info_hash = infoHash;
-    connection.socket.send(JSON.stringify(response));
+    connection.send(JSON.stringify(response));
   }
 }
