@@ -319,13 +319,9 @@ describe('live-edge seeding', () => {
     const w = world();
     const refs = makeSegments(w.origin, LIVE, 20);
     const viewer = w.make(1);
-    // a peer that connects, says it uploads, and then never has anything
-    const signaling = new ManualSignaling(peerId(99));
-    const silent = new ShoalEngine({ upload: true }, { clock: w.clock, http: w.origin, signaling });
-    engines.push(silent);
-    void silent;
     viewer.registerStream({ streamKey: LIVE, isLive: true, segments: refs.slice(0, 10) });
     viewer.setPlayback({ positionS: 10, rate: 1, bufferedUntilS: 12, isLive: true, liveEdgeS: 20, targetLatencyS: 10 });
+    // a peer that connects, says it uploads, and then never has anything
     const [mine, theirs] = linkTransports(w.clock, peerId(1), peerId(2), { bytesPerS: 1e6, latencyMs: 10 });
     theirs.setEvents({ message: () => {}, close: () => {}, drain: () => {} });
     theirs.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
