@@ -156,5 +156,5 @@ test('a stream that cannot load shows the error overlay and emits `error` to the
   }, `${stack.origin.url}/missing/master.m3u8`);
   await expect.poll(async () => (await hostEvents(page)).find((event) => event.event === 'error')?.data?.message ?? '', { timeout: 30_000 }).toContain('could not be loaded');
   const frame = page.frames().find((candidate) => candidate.url().includes('missing'))!;
-  await expect(frame.locator('.vjs-error .vjs-modal-dialog-content')).toContainText('could not be loaded');
+  await expect(frame.locator('.vjs-error .vjs-error-display .vjs-modal-dialog-content')).toContainText('could not be loaded');
 });

@@ -54,7 +54,13 @@ export function registerHlsSourceHandler(vjs: VideoJs): void {
       const session = new HlsSession(source.src, tech.el() as HTMLMediaElement, techOptions.shoal ?? {}, {
         levels: () => player?.trigger('shoallevels'),
         fatal: (error) => {
-          if (player) showPlayerError(player, error.message.replace(/^PLAYBACK_FATAL: /, ''));
+          if (!player) return;
+          const show = () => {
+            if (sessions.get(tech) === session) showPlayerError(player, error.message.replace(/^PLAYBACK_FATAL: /, ''));
+          };
+          show();
+          // video.js clears errors on `loadstart`, which can fire after a fast failure (a 404 manifest).
+          player.one('loadstart', show);
         },
       });
       sessions.set(tech, session);
