@@ -83,6 +83,7 @@ export function runRecordOf(result: SimulationResult): RunRecord {
     viewers,
     timeline,
     loadAverage: { before: 0, peak: 0 },
+    trackerStats: config.engine === 'http' ? null : { ...result.tracker },
   };
 }
 

@@ -13,7 +13,6 @@ const SMALL_MESSAGE_BYTES = 64;
 
 // Peer wire protocol v1 (packages/core/PROTOCOL.md): the ledger reads only the type byte, the
 // sequence number, and a data message's payload length.
-const TYPE_REQUEST = 0x04;
 const TYPE_DATA = 0x05;
 const TYPE_CANCEL = 0x09;
 const DATA_HEADER_BYTES = 13;
@@ -42,8 +41,14 @@ export class SimChannelEnd implements PeerTransport {
   other!: SimChannelEnd;
   private events: PeerTransportEvents | undefined;
   private readonly pending: Pending[] = [];
-  /** Sequences this end cancelled (its remote's late data for them is "cancelled", not "received"). */
-  private readonly cancelledSequences = new Set<number>();
+  /**
+   * Cancels this end sent, and cancels it received, per segment. A data message carries the count
+   * of cancels its sender had received for its segment; on arrival it belongs to a transfer the
+   * receiver cancelled if the receiver has sent more cancels than that. Exact whatever the
+   * engine does with it, and blind to offsets.
+   */
+  private readonly cancelsSent = new Map<number, number>();
+  private readonly cancelsReceived = new Map<number, number>();
   closed = false;
   /** Called once when this end stops (its own close or the remote's): the signaling forgets the connection. */
   onShutDown: (() => void) | undefined;
@@ -68,10 +73,11 @@ export class SimChannelEnd implements PeerTransport {
       this.ledger.dropped += payload;
       return;
     }
-    if (data[0] === TYPE_CANCEL) this.cancelledSequences.add(sequenceOf(data));
-    else if (data[0] === TYPE_REQUEST) this.cancelledSequences.delete(sequenceOf(data));
+    let generation = 0;
+    if (payload > 0) generation = this.cancelsReceived.get(sequenceOf(data)) ?? 0;
+    else if (data[0] === TYPE_CANCEL) increment(this.cancelsSent, sequenceOf(data));
     if (this.pipe.instant || (data.length <= SMALL_MESSAGE_BYTES && !this.pipe.active)) {
-      this.transmitted(data, payload);
+      this.transmitted(data, payload, generation);
       return;
     }
     const size = data.length;
@@ -81,7 +87,7 @@ export class SimChannelEnd implements PeerTransport {
       const before = this.bufferedAmount;
       this.bufferedAmount -= size;
       this.queuedPayload -= payload;
-      this.transmitted(data, payload);
+      this.transmitted(data, payload, generation);
       if (before > DRAIN_THRESHOLD_BYTES && this.bufferedAmount <= DRAIN_THRESHOLD_BYTES && !this.closed) this.emit({ kind: 'drain' });
     });
   }
@@ -118,19 +124,21 @@ export class SimChannelEnd implements PeerTransport {
   /** Data payload still queued in the pipe (dropped if the channel closes). */
   private queuedPayload = 0;
 
-  private transmitted(data: Uint8Array, payload: number): void {
+  private transmitted(data: Uint8Array, payload: number, generation: number): void {
     const other = this.other;
-    this.network.clock.setTimeout(() => other.deliver(data, payload), this.latencyMs);
+    this.network.clock.setTimeout(() => other.deliver(data, payload, generation), this.latencyMs);
   }
 
-  private deliver(data: Uint8Array, payload: number): void {
+  private deliver(data: Uint8Array, payload: number, generation: number): void {
     if (this.closed) {
       this.ledger.dropped += payload;
       return;
     }
     if (payload > 0) {
-      if (this.cancelledSequences.has(sequenceOf(data))) this.ledger.cancelled += payload;
+      if (generation < (this.cancelsSent.get(sequenceOf(data)) ?? 0)) this.ledger.cancelled += payload;
       else this.ledger.received += payload;
+    } else if (data[0] === TYPE_CANCEL) {
+      increment(this.cancelsReceived, sequenceOf(data));
     }
     this.emit({ kind: 'message', data });
   }
@@ -146,6 +154,10 @@ export class SimChannelEnd implements PeerTransport {
     else if (event.kind === 'drain') events.drain();
     else events.close(event.reason);
   }
+}
+
+function increment(counts: Map<number, number>, sequence: number): void {
+  counts.set(sequence, (counts.get(sequence) ?? 0) + 1);
 }
 
 function sequenceOf(data: Uint8Array): number {

@@ -2,7 +2,7 @@
 // virtual clock, the flow network, the simulated tracker and origin, and driven by the player
 // model. Returns the raw records; sim-report.ts turns them into the swarm report.
 import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/core';
-import { FlowNetwork, SimHost } from './flow-network.js';
+import { FlowNetwork, SimHost, type LinkCapacity } from './flow-network.js';
 import { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type ViewerRecord } from './player-model.js';
 import { Prng } from './prng.js';
 import { networkProfile, simScenario, type SimScenario } from './sim-scenarios.js';
@@ -28,6 +28,8 @@ export interface SimulationConfig {
   engineOptions: EngineOptionsInput;
   /** Offload-over-time bucket, s. */
   bucketS: number;
+  /** Replaces a viewer's drawn access link (tests give one viewer a particular uplink). */
+  linkOverride?: (viewerIndex: number, drawn: LinkCapacity) => LinkCapacity;
   /** Called before the run starts: tests inject faults through it. */
   setup?: (simulation: Simulation) => void;
   /** Progress, once per simulated minute. */
@@ -57,7 +59,7 @@ export interface Viewer {
 }
 
 export interface SimulationResult {
-  config: Omit<SimulationConfig, 'setup' | 'onProgress'>;
+  config: Omit<SimulationConfig, 'setup' | 'onProgress' | 'linkOverride'>;
   scenario: SimScenario;
   viewers: ViewerRecord[];
   viewerStats: EngineStats[];
@@ -119,7 +121,8 @@ export class Simulation {
   /** A new viewer joins now. */
   spawn(p2p: boolean): Viewer {
     const index = this.viewers.length;
-    const capacity = networkProfile(this.config.network).draw(this.hostPrng);
+    const drawn = networkProfile(this.config.network).draw(this.hostPrng);
+    const capacity = this.config.linkOverride ? this.config.linkOverride(index, drawn) : drawn;
     const peerId = this.prng.peerId();
     const host = new SimHost(peerId, capacity);
     const engineOptions: EngineOptionsInput = p2p
@@ -195,7 +198,7 @@ export class Simulation {
       viewer.player.finish();
       viewer.stats = viewer.engine.getStats();
     }
-    const { setup: _setup, onProgress: _progress, ...config } = this.config;
+    const { setup: _setup, onProgress: _progress, linkOverride: _link, ...config } = this.config;
     return {
       config,
       scenario: this.scenario,

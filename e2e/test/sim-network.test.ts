@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { FlowNetwork, Pipe, SimHost } from '../src/sim/flow-network.js';
+import { ChannelLedger, connectHosts } from '../src/sim/sim-transport.js';
+import { VirtualClock } from '../src/sim/virtual-clock.js';
+
+const host = (id: string, upBytesPerS: number, downBytesPerS = Infinity, latencyMs = 0) => new SimHost(id, { upBytesPerS, downBytesPerS, latencyMs });
+
+describe('FlowNetwork', () => {
+  it('shares an uplink fairly between concurrent flows and gives the whole link back when one ends', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const sender = host('s', 1000);
+    const done: Record<string, number> = {};
+    new Pipe(network, sender, host('a', 0)).push(1000, () => (done.a = clock.now()));
+    new Pipe(network, sender, host('b', 0)).push(3000, () => (done.b = clock.now()));
+    await clock.runUntil(10_000);
+    // Both at 500 B/s until a finishes at 2 s (1000 B); b has 2000 B left, alone at 1000 B/s: 4 s.
+    expect(done.a).toBeCloseTo(2000, 6);
+    expect(done.b).toBeCloseTo(4000, 6);
+  });
+
+  it('caps a flow at the receiver\'s share of its downlink', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const receiver = host('r', 0, 1000);
+    const done: number[] = [];
+    new Pipe(network, host('x', 10_000), receiver).push(1000, () => done.push(clock.now()));
+    new Pipe(network, undefined, receiver).push(1000, () => done.push(clock.now()));
+    await clock.runUntil(10_000);
+    expect(done[0]).toBeCloseTo(2000, 6);
+    expect(done[1]).toBeCloseTo(2000, 6);
+  });
+
+  it('stops a flow whose uplink is cut and resumes it when capacity returns', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const sender = host('s', 1000);
+    let doneAt = -1;
+    new Pipe(network, sender, host('r', 0)).push(2000, () => (doneAt = clock.now()));
+    clock.setTimeout(() => {
+      sender.capacity.upBytesPerS = 0;
+      network.capacityChanged(sender);
+    }, 500);
+    clock.setTimeout(() => {
+      sender.capacity.upBytesPerS = 1000;
+      network.capacityChanged(sender);
+    }, 5500);
+    await clock.runUntil(20_000);
+    expect(doneAt).toBeCloseTo(7000, 6); // 500 B before the cut, 1500 B after it ends
+  });
+});
+
+describe('simulated data channel', () => {
+  const dataMessage = (sequence: number, payloadBytes: number) => {
+    const bytes = new Uint8Array(13 + payloadBytes);
+    bytes[0] = 0x05;
+    new DataView(bytes.buffer).setUint32(1, sequence);
+    return bytes;
+  };
+
+  it('delivers in order after the link latency, counts bufferedAmount and fires drain below the low-water mark', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const ledger = new ChannelLedger();
+    const [a, b] = connectHosts(network, ledger, { host: host('a', 100_000, Infinity, 10), peerId: 'a' }, { host: host('b', 0, Infinity, 15), peerId: 'b' });
+    const arrivals: Array<[number, number]> = [];
+    let drains = 0;
+    a.setEvents({ message: () => {}, close: () => {}, drain: () => drains++ });
+    b.setEvents({ message: (data) => arrivals.push([data.length, clock.now()]), close: () => {}, drain: () => {} });
+    for (let i = 0; i < 10; i++) a.send(dataMessage(1, 16 * 1024 - 13));
+    expect(a.bufferedAmount).toBe(10 * 16 * 1024);
+    await clock.runUntil(10_000);
+    expect(arrivals).toHaveLength(10);
+    // 16 KiB at 100 kB/s is 163.84 ms per message, plus 25 ms latency.
+    arrivals.forEach(([, atMs], i) => expect(atMs).toBeCloseTo(((i + 1) * 16384 * 1000) / 100_000 + 25, 6));
+    expect(a.bufferedAmount).toBe(0);
+    expect(drains).toBe(1);
+    expect(ledger.sent).toBe(ledger.received);
+  });
+
+  it('accounts every payload byte: received, received after a cancel, or dropped when the channel closes', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const ledger = new ChannelLedger();
+    const [a, b] = connectHosts(network, ledger, { host: host('a', 50_000, Infinity, 5), peerId: 'a' }, { host: host('b', 50_000, Infinity, 5), peerId: 'b' });
+    let closes = 0;
+    a.setEvents({ message: () => {}, close: () => closes++, drain: () => {} });
+    b.setEvents({ message: () => {}, close: () => closes++, drain: () => {} });
+    for (let i = 0; i < 8; i++) a.send(dataMessage(7, 10_000));
+    clock.setTimeout(() => b.send(Uint8Array.of(0x09, 0, 0, 0, 7)), 300); // b cancels segment 7
+    clock.setTimeout(() => a.close(), 1000);
+    await clock.runUntil(5000);
+    expect(ledger.sent).toBe(80_000);
+    expect(ledger.received).toBeGreaterThan(0);
+    expect(ledger.cancelled).toBeGreaterThan(0);
+    expect(ledger.dropped).toBeGreaterThan(0);
+    expect(ledger.received + ledger.cancelled + ledger.dropped).toBe(ledger.sent);
+    expect(closes).toBe(2);
+  });
+});

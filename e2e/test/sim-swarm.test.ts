@@ -1,0 +1,115 @@
+import type { EngineStats } from '@shoal/core';
+import { describe, expect, it } from 'vitest';
+import { simRunReport } from '../src/sim/sim-report.js';
+import { runSimulation, Simulation, DEFAULT_SIMULATION, type SimulationResult } from '../src/sim/simulation.js';
+
+/** The report without what depends on the machine (wall time). */
+const comparable = (result: SimulationResult) => {
+  const report = simRunReport(result);
+  return JSON.stringify({ ...report, simulator: { ...report.simulator, wallMs: 0 } });
+};
+
+describe('swarm simulator', () => {
+  it('gives the same report for the same seed, and a different one for another seed', async () => {
+    const config = { scenario: 'churn', peers: 12, durationS: 90, network: 'mixed', seed: 42 } as const;
+    const first = comparable(await runSimulation(config));
+    const second = comparable(await runSimulation(config));
+    const otherSeed = comparable(await runSimulation({ ...config, seed: 43 }));
+    expect(second).toBe(first);
+    expect(otherSeed).not.toBe(first);
+  });
+
+  /** A churn run on 300 kbit/s uplinks (channels close mid-transfer, slow transfers get cancelled), then everyone leaves. */
+  const churnRun = async () => {
+    const simulation = new Simulation({ ...DEFAULT_SIMULATION, scenario: 'churn', peers: 16, durationS: 120, network: 'realistic', seed: 3 });
+    let bans = 0;
+    simulation.config.setup = (sim) => {
+      const spawn = sim.spawn.bind(sim);
+      sim.spawn = (p2p) => {
+        const viewer = spawn(p2p);
+        viewer.engine.on('peer-banned', () => bans++);
+        return viewer;
+      };
+    };
+    await simulation.run();
+    // What was in flight when everyone left lands on closed channels: dropped.
+    simulation.dispose();
+    await simulation.clock.runUntil(simulation.clock.now() + 10_000);
+    const sum = (pick: (stats: EngineStats) => number) => simulation.viewers.reduce((total, viewer) => total + pick(viewer.stats!), 0);
+    return { ledger: simulation.ledger, uploaded: sum((stats) => stats.uploadBytes), received: sum((stats) => stats.p2pBytes), bans: () => bans };
+  };
+
+  it('conserves bytes: every byte peers sent was received, received after its cancel, or lost with a closed channel', async () => {
+    const { ledger, uploaded } = await churnRun();
+    expect(ledger.sent).toBeGreaterThan(0);
+    expect(ledger.cancelled).toBeGreaterThan(0); // the run exercises both loss paths
+    expect(ledger.dropped).toBeGreaterThan(0);
+    expect(ledger.sent).toBe(ledger.received + ledger.cancelled + ledger.dropped);
+    expect(uploaded).toBe(ledger.sent); // the engines' upload counters agree with the network
+  });
+
+  // KNOWN ENGINE BUG (reported; remove `.fails` once fixed): after the engine cancels a P2P
+  // transfer it may request the same segment from the same peer again at once; chunks of the
+  // cancelled transfer still in the channel (up to 256 KiB) then arrive as if they were the new
+  // transfer's. At a matching offset they are counted as P2P bytes of the new transfer; at another
+  // offset they are a protocol violation and an honest peer is banned.
+  it.fails('counts as P2P only the bytes of transfers it did not cancel, and bans no honest peer', async () => {
+    const { ledger, received, bans } = await churnRun();
+    expect(received).toBe(ledger.received);
+    expect(bans()).toBe(0);
+  });
+
+  it('stalls a P2P-only viewer when its only source loses its uplink mid-transfer and the origin refuses it', async () => {
+    // Viewer 0 plays from the origin. Viewer 1 joins 30 s later; once it has started (segments the
+    // player needs now always go to HTTP), the origin refuses it, so it can only get segments from
+    // viewer 0, which holds them (VOD). At 60 s, while 0 is uploading to 1, 0's uplink goes.
+    const run = async (cutUplink: boolean) => {
+      let cutAtMs: number | undefined;
+      const simulation = new Simulation({
+        ...DEFAULT_SIMULATION,
+        scenario: 'vod',
+        peers: 2,
+        durationS: 120,
+        seed: 5,
+        linkOverride: (index, drawn) => ({ ...drawn, upBytesPerS: index === 0 ? 1_000_000 : drawn.upBytesPerS }),
+        setup: (sim) => {
+          const { clock, network, origin } = sim;
+          const check = () => {
+            const [source, viewer] = sim.viewers;
+            if (viewer && viewer.player.record.firstFrameMs !== null) origin.refusing.add(viewer.host.id);
+            if (cutUplink && source && clock.now() >= 60_000 && source.host.uplink.size > 0) {
+              cutAtMs = clock.now();
+              source.host.capacity.upBytesPerS = 0;
+              network.capacityChanged(source.host);
+              return;
+            }
+            clock.setTimeout(check, 5);
+          };
+          check();
+        },
+      });
+      const result = await simulation.run();
+      simulation.dispose();
+      return { viewer: result.viewers[1]!, cutAtMs, refused: result.origin.counters.refusedRequests };
+    };
+
+    const control = await run(false);
+    expect(control.viewer.firstFrameMs).not.toBeNull();
+    expect(control.viewer.stalls).toHaveLength(0);
+    expect(control.viewer.deliveredBySource.p2p + control.viewer.deliveredBySource.store).toBeGreaterThan(0.9 * control.viewer.deliveredBytes);
+
+    const cut = await run(true);
+    expect(cut.cutAtMs).toBeGreaterThanOrEqual(60_000);
+    expect(cut.refused).toBeGreaterThan(0);
+    const stallsAfterCut = cut.viewer.stalls.filter((stall) => stall.startMs >= cut.cutAtMs!);
+    expect(stallsAfterCut.length).toBeGreaterThan(0);
+  });
+
+  it('offloads at least half the ideal with 4 viewers live-normal (the browser swarm\'s floor)', async () => {
+    const report = simRunReport(await runSimulation({ scenario: 'live-normal', peers: 4, durationS: 120, network: 'unlimited', seed: 1 }));
+    expect(report.ideal).toBeCloseTo(0.75, 6);
+    expect(report.offload!).toBeGreaterThanOrEqual(0.5 * report.ideal);
+    expect(report.stalls.count).toBe(0);
+    expect(report.countersAgree).toBe(true);
+  });
+});
