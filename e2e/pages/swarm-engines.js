@@ -1,0 +1,144 @@
+// The three ways a swarm viewer fetches segments. Each engine returns the hls.js class to build,
+// the config to add to the shared hls.js settings, and counters the runner reads:
+// { httpBytes, p2pBytes, uploadedBytes, peers } — bytes of media segments only.
+import Hls from 'hls.js';
+
+/** hls.js alone (the baseline): every segment over HTTP, counted by hls.js's own loader. */
+function createHttpEngine() {
+  const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
+  return {
+    name: 'http',
+    Hls,
+    hlsConfig: { loader: countingFragmentLoader((bytes) => (counters.httpBytes += bytes)) },
+    attach() {},
+    counters: () => ({ ...counters }),
+    destroy() {},
+  };
+}
+
+/**
+ * p2p-media-loader-hlsjs 2.3.1, configured the way its README shows, against our tracker.
+ * Counters come from its core's onChunkDownloaded / onChunkUploaded events.
+ */
+async function createP2pMediaLoaderEngine({ trackers }) {
+  const { HlsJsP2PEngine } = await import('p2p-media-loader-hlsjs');
+  const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
+  const peerIds = new Set();
+  return {
+    name: 'p2p-media-loader',
+    Hls: HlsJsP2PEngine.injectMixin(Hls),
+    hlsConfig: {
+      // Segments its core does not take are loaded by hls.js's own loader: count those too.
+      loader: countingFragmentLoader((bytes) => (counters.httpBytes += bytes)),
+      p2p: {
+        core: { announceTrackers: trackers, rtcConfig: { iceServers: [] } },
+        onHlsJsCreated(hls) {
+          hls.p2pEngine.addEventListener('onChunkDownloaded', (bytes, source) => {
+            if (source === 'p2p') counters.p2pBytes += bytes;
+            else counters.httpBytes += bytes;
+          });
+          hls.p2pEngine.addEventListener('onChunkUploaded', (bytes) => {
+            counters.uploadedBytes += bytes;
+          });
+          hls.p2pEngine.addEventListener('onPeerConnect', ({ peerId }) => peerIds.add(peerId));
+          hls.p2pEngine.addEventListener('onPeerClose', ({ peerId }) => peerIds.delete(peerId));
+        },
+      },
+    },
+    attach() {},
+    counters: () => ({ ...counters, peers: peerIds.size }),
+    destroy() {},
+  };
+}
+
+/**
+ * hls.js's default loader, reporting the body bytes of every fragment it loads, including what
+ * arrived before an abort (the origin counts those bytes too).
+ */
+function countingFragmentLoader(onFragmentBytes) {
+  const BaseLoader = Hls.DefaultConfig.loader;
+  return class CountingLoader extends BaseLoader {
+    #counted = true;
+    load(context, config, callbacks) {
+      if (!context.frag) return super.load(context, config, callbacks);
+      this.#counted = false;
+      const count = (bytes) => {
+        if (this.#counted) return;
+        this.#counted = true;
+        onFragmentBytes(bytes);
+      };
+      return super.load(context, config, {
+        ...callbacks,
+        onSuccess: (response, stats, ...rest) => {
+          count(stats.loaded || response.data?.byteLength || 0);
+          callbacks.onSuccess(response, stats, ...rest);
+        },
+        onError: (error, context, networkDetails, stats) => {
+          count(stats?.loaded ?? 0);
+          callbacks.onError(error, context, networkDetails, stats);
+        },
+        onTimeout: (stats, ...rest) => {
+          count(stats?.loaded ?? 0);
+          callbacks.onTimeout(stats, ...rest);
+        },
+      });
+    }
+    #countPartial() {
+      if (this.#counted) return;
+      this.#counted = true;
+      onFragmentBytes(this.stats?.loaded ?? 0);
+    }
+    abort() {
+      this.#countPartial();
+      super.abort();
+    }
+    destroy() {
+      this.#countPartial();
+      super.destroy();
+    }
+  };
+}
+
+// ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
+/** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
+async function createShoalEngine({ trackers }) {
+  const { ShoalHls } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+  const shoal = new ShoalHls({ trackers });
+  return {
+    name: 'shoal',
+    Hls,
+    hlsConfig: shoal.hlsConfig(),
+    attach(hls) {
+      shoal.attach(hls);
+    },
+    counters() {
+      const stats = shoal.getStats();
+      return {
+        httpBytes: stats.httpBytes ?? 0,
+        p2pBytes: stats.p2pBytes ?? 0,
+        uploadedBytes: stats.uploadedBytes ?? 0,
+        peers: stats.peers ?? 0,
+      };
+    },
+    destroy() {
+      shoal.destroy?.();
+    },
+  };
+}
+// ---- end of Shoal glue ----------------------------------------------------------------------
+
+/**
+ * Body bytes of a loaded fragment. From the loader's stats: by the time a listener runs, hls.js may
+ * already have transferred (detached) the payload to its transmuxing worker.
+ */
+export function fragmentBytes(data) {
+  return data.frag?.stats?.loaded || data.payload?.byteLength || 0;
+}
+
+/** `engine`: 'http' | 'shoal' | 'p2p-media-loader'. A viewer with P2P off always gets 'http'. */
+export async function createEngine(engine, options) {
+  if (engine === 'http' || !options.p2p) return createHttpEngine();
+  if (engine === 'p2p-media-loader') return createP2pMediaLoaderEngine(options);
+  if (engine === 'shoal') return createShoalEngine(options);
+  throw new Error(`unknown engine "${engine}" (http | shoal | p2p-media-loader)`);
+}

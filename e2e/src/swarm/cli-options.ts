@@ -1,0 +1,94 @@
+// The swarm CLI's arguments, parsed and validated into SwarmOptions.
+import { parseArgs } from 'node:util';
+import type { SwarmOptions } from './run-swarm.js';
+import { scenarios } from './scenarios.js';
+import { engineNames, type EngineName } from './viewer-snapshot.js';
+
+export const usage = `usage: npm run swarm -- [options]
+
+  --scenario NAME     ${Object.keys(scenarios).join(' | ')} (default live-normal)
+  --peers N           concurrent viewers (default 4)
+  --duration S        seconds per engine run (default 60)
+  --engine NAME       shoal | http | p2p-media-loader (default shoal); an HTTP-only baseline
+                      runs first unless --no-baseline
+  --compare A,B,...   run these engines one after another with identical settings
+  --out DIR           where report.json and report.html go (default out/swarm-<scenario>-<time>)
+  --stream URL        an external master playlist: no origin count then (the report says so)
+  --tracker URL       an external tracker (default: Shoal's tracker, started per run)
+  --level N           pin hls.js to rendition N (default: ABR)
+  --sample-interval S seconds between samples (default 5; 2 under a minute)
+  --no-baseline       skip the HTTP-only baseline for --engine
+`;
+
+export interface CliOptions extends SwarmOptions {
+  outDir: string;
+}
+
+const positiveNumber = (name: string, text: string | undefined, fallback: number) => {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got "${text}"`);
+  return value;
+};
+
+const engineName = (text: string): EngineName => {
+  if (!(engineNames as readonly string[]).includes(text)) throw new Error(`unknown engine "${text}"; one of: ${engineNames.join(', ')}`);
+  return text as EngineName;
+};
+
+export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: 'string', default: 'live-normal' },
+      peers: { type: 'string' },
+      duration: { type: 'string' },
+      engine: { type: 'string' },
+      compare: { type: 'string' },
+      out: { type: 'string' },
+      stream: { type: 'string' },
+      tracker: { type: 'string' },
+      level: { type: 'string' },
+      'sample-interval': { type: 'string' },
+      'no-baseline': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  const scenario = values.scenario!;
+  if (!scenarios[scenario]) throw new Error(`unknown scenario "${scenario}"; one of: ${Object.keys(scenarios).join(', ')}`);
+  const peers = positiveNumber('peers', values.peers, 4);
+  if (!Number.isInteger(peers)) throw new Error(`--peers must be a whole number, got "${values.peers}"`);
+  if (values.engine && values.compare) throw new Error('give either --engine or --compare, not both');
+  let engines: EngineName[];
+  if (values.compare) {
+    engines = [...new Set(values.compare.split(',').map((name) => engineName(name.trim())))];
+    // The baseline first: if hls.js alone cannot play smoothly here, that is known before the rest.
+    engines.sort((a, b) => Number(b === 'http') - Number(a === 'http'));
+  } else {
+    const engine = engineName(values.engine ?? 'shoal');
+    engines = engine === 'http' || values['no-baseline'] ? [engine] : ['http', engine];
+  }
+  if (values.stream && !/^https?:\/\//.test(values.stream)) throw new Error(`--stream must be an http(s) URL, got "${values.stream}"`);
+  if (values.tracker && !/^wss?:\/\//.test(values.tracker)) throw new Error(`--tracker must be a ws:// or wss:// URL, got "${values.tracker}"`);
+  const level = values.level === undefined ? undefined : Number(values.level);
+  if (level !== undefined && !Number.isInteger(level)) throw new Error(`--level must be a rendition index, got "${values.level}"`);
+  const stamp = now.toISOString().replace(/[:.]/g, '-').slice(0, 19);
+  return {
+    scenario,
+    peers,
+    durationS: positiveNumber('duration', values.duration, 60),
+    engines,
+    outDir: values.out ?? `out/swarm-${scenario}-${stamp}`,
+    streamUrl: values.stream,
+    trackerUrl: values.tracker,
+    level,
+    sampleIntervalS: values['sample-interval'] === undefined ? undefined : positiveNumber('sample-interval', values['sample-interval'], 5),
+  };
+}
+
+/** Upper bound on a whole CLI run: each engine's duration plus start-up and collection. */
+export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers'>): number {
+  return options.engines.length * (options.durationS * 1000 + 60_000 + options.peers * 5_000) + 30_000;
+}

@@ -1,0 +1,38 @@
+// The compact terminal view of a swarm report: one row per engine run.
+import type { RunReport, SwarmReport } from './report.js';
+
+const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
+const fixed = (value: number | null, digits: number) => (value === null ? '–' : value.toFixed(digits));
+const megabytes = (bytes: number | null) => (bytes === null ? '–' : (bytes / 1e6).toFixed(1));
+
+const columns: Array<[string, (run: RunReport) => string]> = [
+  ['engine', (run) => run.engine],
+  ['offload', (run) => percent(run.offload)],
+  ['ideal', (run) => percent(run.ideal)],
+  ['effic.', (run) => percent(run.efficiency)],
+  ['fetch/seg', (run) => fixed(run.originFetchesPerSegment, 2)],
+  ['saving', (run) => percent(run.originSaving)],
+  ['origin MB', (run) => megabytes(run.originSegmentBytes ?? run.clientHttpBytes)],
+  ['p2p MB', (run) => megabytes(run.clientP2pBytes)],
+  ['waste', (run) => percent(run.wasteFraction)],
+  ['agree', (run) => (run.countersAgree === null ? 'n/a' : `${run.countersAgree ? 'yes' : 'NO'} ${percent(run.countersDifference)}`)],
+  ['stalls', (run) => `${run.stalls.count}/${run.stalls.seconds.toFixed(1)}s`],
+  ['startup p50/max', (run) => `${fixed(run.startupMs.p50 === null ? null : run.startupMs.p50 / 1000, 1)}/${fixed(run.startupMs.max === null ? null : run.startupMs.max / 1000, 1)}s`],
+  ['latency', (run) => (run.latencyS.p50 === null ? '–' : `${run.latencyS.p50.toFixed(1)}s`)],
+  ['kbit/s', (run) => (run.bitrateKbps.avg === null ? '–' : String(run.bitrateKbps.avg))],
+];
+
+export function renderReportTable(report: SwarmReport): string {
+  const rows = [columns.map(([title]) => title), ...report.runs.map((run) => columns.map(([, cell]) => cell(run)))];
+  const widths = columns.map((_, index) => Math.max(...rows.map((row) => row[index]!.length)));
+  const line = (row: string[]) => row.map((cell, index) => (index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!))).join('  ');
+  const lines = [
+    `${report.scenario} · ${report.peers} viewers · ${report.durationS} s${report.originCounted ? '' : ' · external stream: origin count unavailable'}`,
+    line(rows[0]!),
+    ...rows.slice(1).map(line),
+  ];
+  if (report.validity) lines.push(`${report.validity.valid ? 'valid' : 'NOT VALID'}: ${report.validity.reason}`);
+  else lines.push('no HTTP-only baseline in this run: QoE figures have nothing to compare with');
+  for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);
+  return lines.join('\n');
+}

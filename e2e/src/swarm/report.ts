@@ -1,0 +1,270 @@
+// Turns what one engine run counted into its report, and several runs into report.json's shape.
+import {
+  baselineVerdict,
+  countersAgreement,
+  efficiency,
+  idealOffload,
+  mean,
+  offload,
+  offloadOverTime,
+  originFetchesPerSegment,
+  originSaving,
+  percentile,
+  startupMs,
+  summarizeStalls,
+  viewerWasteBytes,
+  type LoadVerdict,
+  type OffloadPoint,
+  type TimelinePoint,
+} from './metrics.js';
+import type { Scenario } from './scenarios.js';
+import type { EngineName, ViewerSnapshot } from './viewer-snapshot.js';
+
+export interface OriginCount {
+  segmentBytes: number;
+  segmentRequests: number;
+  distinctSegmentBytes: number;
+}
+
+/** What the runner collected in one engine run. */
+export interface RunRecord {
+  scenario: Scenario;
+  engine: EngineName;
+  peers: number;
+  durationS: number;
+  streamUrl: string;
+  trackerUrl: string | null;
+  startedAtMs: number;
+  /** null for an external stream: no origin count exists. */
+  origin: OriginCount | null;
+  viewers: Array<{ id: string; p2p: boolean; joinedAtMs: number; leftAtMs: number | null; endedAtMs: number; final: ViewerSnapshot | null }>;
+  timeline: TimelinePoint[];
+  loadAverage: { before: number; peak: number };
+  /** Our tracker's /stats.json at the end of the run (null for an external tracker). */
+  trackerStats: Record<string, unknown> | null;
+}
+
+export interface PeerReport {
+  id: string;
+  p2p: boolean;
+  joinedAtS: number;
+  leftAtS: number | null;
+  startupMs: number | null;
+  stalls: { count: number; seconds: number };
+  /** Stall intervals in seconds since the run started, for the timeline chart. */
+  stallTimeline: Array<{ startS: number; endS: number }>;
+  httpBytes: number;
+  p2pBytes: number;
+  uploadedBytes: number;
+  deliveredBytes: number;
+  playedBytes: number;
+  wasteBytes: number;
+  playedSeconds: number;
+  latencyS: number | null;
+  avgBitrateKbps: number | null;
+  peersConnected: number;
+  fatalError: string | null;
+  errors: number;
+}
+
+export interface RunReport {
+  scenario: string;
+  engine: EngineName;
+  peers: number;
+  durationS: number;
+  streamUrl: string;
+  trackerUrl: string | null;
+  /** false for an external stream: origin figures are then estimates from the viewers' counters. */
+  originCounted: boolean;
+  offload: number | null;
+  ideal: number;
+  efficiency: number | null;
+  originFetchesPerSegment: number | null;
+  /** Against the HTTP-only baseline of the same comparison; null without one. */
+  originSaving: number | null;
+  wasteBytes: number;
+  /** waste / bytes played. */
+  wasteFraction: number | null;
+  originSegmentBytes: number | null;
+  originSegmentRequests: number | null;
+  distinctSegmentBytes: number | null;
+  deliveredBytes: number;
+  playedBytes: number;
+  clientHttpBytes: number;
+  clientP2pBytes: number;
+  clientUploadedBytes: number;
+  countersAgree: boolean | null;
+  countersDifference: number | null;
+  stalls: { count: number; seconds: number; secondsPerViewerMinute: number };
+  startupMs: { p50: number | null; max: number | null; notStarted: number };
+  latencyS: { p50: number | null };
+  bitrateKbps: { avg: number | null };
+  viewerMinutes: number;
+  offloadOverTime: OffloadPoint[];
+  hlsWorker: boolean | null;
+  loadAverage: { before: number; peak: number };
+  trackerStats: Record<string, unknown> | null;
+  notes: string[];
+  perPeer: PeerReport[];
+}
+
+const round = (value: number | null, digits = 4) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits);
+
+export function summarizeRun(record: RunRecord): RunReport {
+  const notes: string[] = [];
+  const runStart = record.startedAtMs;
+  const perPeer: PeerReport[] = record.viewers.map((viewer) => {
+    const snapshot = viewer.final;
+    const untilMs = snapshot?.atMs ?? viewer.endedAtMs;
+    const stalls = summarizeStalls(snapshot?.stalls ?? [], untilMs);
+    const latency = percentile(snapshot?.latencySamples ?? [], 50);
+    const bitrate = mean(snapshot?.bitrateSamples ?? []);
+    return {
+      id: viewer.id,
+      p2p: viewer.p2p,
+      joinedAtS: round((viewer.joinedAtMs - runStart) / 1000, 1)!,
+      leftAtS: viewer.leftAtMs === null ? null : round((viewer.leftAtMs - runStart) / 1000, 1),
+      startupMs: snapshot ? startupMs(snapshot) : null,
+      stalls: { count: stalls.count, seconds: round(stalls.seconds, 2)! },
+      stallTimeline: (snapshot?.stalls ?? []).map((stall) => ({
+        startS: round((stall.startMs - runStart) / 1000, 2)!,
+        endS: round(((stall.endMs ?? untilMs) - runStart) / 1000, 2)!,
+      })),
+      httpBytes: snapshot?.httpBytes ?? 0,
+      p2pBytes: snapshot?.p2pBytes ?? 0,
+      uploadedBytes: snapshot?.uploadedBytes ?? 0,
+      deliveredBytes: snapshot?.deliveredBytes ?? 0,
+      playedBytes: snapshot?.playedBytes ?? 0,
+      wasteBytes: snapshot ? viewerWasteBytes(snapshot) : 0,
+      playedSeconds: round(snapshot?.playedSeconds ?? 0, 1)!,
+      latencyS: latency,
+      avgBitrateKbps: bitrate === null ? null : Math.round(bitrate / 1000),
+      peersConnected: snapshot?.peers ?? 0,
+      fatalError: snapshot ? snapshot.fatalError : 'no snapshot: the page never answered',
+      errors: snapshot?.errors.length ?? 0,
+    };
+  });
+
+  const sum = (pick: (peer: PeerReport) => number) => perPeer.reduce((total, peer) => total + pick(peer), 0);
+  const clientHttpBytes = sum((peer) => peer.httpBytes);
+  const clientP2pBytes = sum((peer) => peer.p2pBytes);
+  const deliveredBytes = sum((peer) => peer.deliveredBytes);
+  const playedBytes = sum((peer) => peer.playedBytes);
+  const wasteBytes = sum((peer) => peer.wasteBytes);
+  const viewerMinutes = sum((peer) => peer.playedSeconds) / 60;
+  const p2pViewers = record.viewers.filter((viewer) => viewer.p2p && record.engine !== 'http').length;
+  // Concurrent viewers: churn replaces viewers, it does not add to N.
+  const ideal = idealOffload(record.peers, Math.round((p2pViewers * record.peers) / Math.max(1, record.viewers.length)));
+
+  const originBytes = record.origin?.segmentBytes ?? null;
+  const measuredOffload = offload(originBytes ?? clientHttpBytes, deliveredBytes);
+  const agreement = originBytes === null ? null : countersAgreement(originBytes, clientHttpBytes);
+  if (!record.origin) {
+    notes.push('External stream: the origin count is unavailable; offload is estimated from the viewers\' own HTTP counters, and origin fetches per segment cannot be computed.');
+  } else if (agreement && !agreement.agree) {
+    notes.push(`The viewers' HTTP counters (${clientHttpBytes} B) disagree with the origin's count (${originBytes} B) by ${(agreement.relativeDifference * 100).toFixed(1)}% (> 2%).`);
+  }
+  const stallCount = sum((peer) => peer.stalls.count);
+  const stallSeconds = sum((peer) => peer.stalls.seconds);
+  const startups = perPeer.map((peer) => peer.startupMs).filter((value): value is number => value !== null);
+  const notStarted = perPeer.length - startups.length;
+  if (notStarted > 0) notes.push(`${notStarted} viewer(s) never started playing.`);
+  const fatal = perPeer.filter((peer) => peer.fatalError);
+  if (fatal.length > 0) notes.push(`Fatal player errors: ${fatal.map((peer) => `${peer.id}: ${peer.fatalError}`).join('; ')}.`);
+  const workerFlags = record.viewers.map((viewer) => viewer.final?.workerEnabled).filter((flag) => typeof flag === 'boolean');
+  const hlsWorker = workerFlags.length > 0 ? workerFlags.every(Boolean) : null;
+  if (record.engine === 'p2p-media-loader') {
+    notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
+  }
+  const latencies = perPeer.map((peer) => peer.latencyS).filter((value): value is number => value !== null);
+  const bitrates = perPeer.map((peer) => peer.avgBitrateKbps).filter((value): value is number => value !== null);
+
+  return {
+    scenario: record.scenario.name,
+    engine: record.engine,
+    peers: record.peers,
+    durationS: record.durationS,
+    streamUrl: record.streamUrl,
+    trackerUrl: record.trackerUrl,
+    originCounted: record.origin !== null,
+    offload: round(measuredOffload),
+    ideal: round(ideal)!,
+    efficiency: round(efficiency(measuredOffload, ideal)),
+    originFetchesPerSegment: record.origin ? round(originFetchesPerSegment(record.origin.segmentBytes, record.origin.distinctSegmentBytes), 3) : null,
+    originSaving: null,
+    wasteBytes,
+    wasteFraction: playedBytes > 0 ? round(wasteBytes / playedBytes) : null,
+    originSegmentBytes: originBytes,
+    originSegmentRequests: record.origin?.segmentRequests ?? null,
+    distinctSegmentBytes: record.origin?.distinctSegmentBytes ?? null,
+    deliveredBytes,
+    playedBytes,
+    clientHttpBytes,
+    clientP2pBytes,
+    clientUploadedBytes: sum((peer) => peer.uploadedBytes),
+    countersAgree: agreement?.agree ?? null,
+    countersDifference: agreement ? round(agreement.relativeDifference) : null,
+    stalls: {
+      count: stallCount,
+      seconds: round(stallSeconds, 2)!,
+      secondsPerViewerMinute: round(viewerMinutes > 0 ? stallSeconds / viewerMinutes : 0, 3)!,
+    },
+    startupMs: { p50: percentile(startups, 50), max: startups.length ? Math.max(...startups) : null, notStarted },
+    latencyS: { p50: percentile(latencies, 50) },
+    bitrateKbps: { avg: bitrates.length ? Math.round(mean(bitrates)!) : null },
+    viewerMinutes: round(viewerMinutes, 2)!,
+    offloadOverTime: offloadOverTime(record.timeline).map((point) => ({ tS: point.tS, offload: round(point.offload), cumulative: round(point.cumulative) })),
+    hlsWorker,
+    loadAverage: record.loadAverage,
+    trackerStats: record.trackerStats,
+    notes,
+    perPeer,
+  };
+}
+
+export interface SwarmReport extends RunReport {
+  /** Every engine run of the comparison, in the order they ran. */
+  runs: RunReport[];
+  /** The HTTP-only run the others are compared with; null when none ran. */
+  baseline: RunReport | null;
+  validity: LoadVerdict | null;
+  /** Figures that are only meaningful relative to the baseline. */
+  versusBaseline: Array<{ engine: EngineName; originSaving: number | null; addedStalls: number | null; startupDeltaMs: number | null }>;
+  createdAt: string;
+  machine: { cpus: number; platform: string; node: string };
+  command: string;
+}
+
+/**
+ * report.json: the top-level fields are those of the first P2P engine run (or the only run),
+ * with origin saving against the baseline; every run is under `runs`.
+ */
+export function buildSwarmReport(runs: RunReport[], context: { machine: SwarmReport['machine']; command: string }): SwarmReport {
+  const baseline = runs.find((run) => run.engine === 'http') ?? null;
+  for (const run of runs) {
+    if (baseline && run !== baseline && run.originSegmentBytes !== null && baseline.originSegmentBytes !== null) {
+      run.originSaving = round(originSaving(run.originSegmentBytes, baseline.originSegmentBytes));
+    } else if (run === baseline) {
+      run.originSaving = 0;
+    }
+  }
+  const validity = baseline
+    ? baselineVerdict({
+        viewers: baseline.perPeer.length,
+        started: baseline.perPeer.length - baseline.startupMs.notStarted,
+        stallCount: baseline.stalls.count,
+        stallSeconds: baseline.stalls.seconds,
+        viewerMinutes: baseline.viewerMinutes,
+      })
+    : null;
+  const primary = runs.find((run) => run.engine !== 'http') ?? runs[0]!;
+  const versusBaseline = runs
+    .filter((run) => run !== baseline)
+    .map((run) => ({
+      engine: run.engine,
+      originSaving: run.originSaving,
+      addedStalls: baseline ? run.stalls.count - baseline.stalls.count : null,
+      startupDeltaMs: baseline && run.startupMs.p50 !== null && baseline.startupMs.p50 !== null ? run.startupMs.p50 - baseline.startupMs.p50 : null,
+    }));
+  return { ...primary, runs, baseline, validity, versusBaseline, createdAt: new Date().toISOString(), ...context };
+}

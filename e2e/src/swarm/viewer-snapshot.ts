@@ -1,0 +1,43 @@
+// What a swarm viewer page reports (e2e/pages/swarm-viewer.js, `window.swarmViewer.snapshot()`).
+// A leaf module: the runner, metrics and report all read these shapes.
+
+export type EngineName = 'http' | 'shoal' | 'p2p-media-loader';
+export const engineNames: readonly EngineName[] = ['http', 'shoal', 'p2p-media-loader'];
+
+export interface StallRecord {
+  /** Epoch ms. */
+  startMs: number;
+  /** Epoch ms; null while the stall lasts. */
+  endMs: number | null;
+  /** Media time where the stall began, s. */
+  atS: number;
+}
+
+export interface ViewerSnapshot {
+  engine: EngineName;
+  /** false: this viewer plays with hls.js alone (the P2P-off part of a scenario). */
+  p2p: boolean;
+  atMs: number;
+  navigationStartMs: number;
+  firstFrameMs: number | null;
+  stalls: StallRecord[];
+  errors: Array<{ atMs: number; type: string; details: string; fatal: boolean }>;
+  fatalError: string | null;
+  /** Media segment bytes this viewer fetched over HTTP, by its engine's own count. */
+  httpBytes: number;
+  /** Media segment bytes received from peers. */
+  p2pBytes: number;
+  /** Media segment bytes sent to peers. */
+  uploadedBytes: number;
+  peers: number;
+  /** Segment bytes handed to hls.js (FRAG_LOADED), whatever their source. */
+  deliveredBytes: number;
+  /** Bytes of the delivered segments that were (at least half) played. */
+  playedBytes: number;
+  playedSeconds: number;
+  currentTime: number;
+  latencySamples: number[];
+  bitrateSamples: number[];
+  ended: boolean;
+  workerEnabled: boolean | null;
+}
