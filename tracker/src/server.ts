@@ -71,6 +71,7 @@ const EXPIRY_SWEEP_MS = 5_000;
 const RATE_SAMPLE_MS = 1_000;
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_TRY_AGAIN_LATER = 1013;
+const CLOSE_INTERNAL_ERROR = 1011;
 
 function describeBuild(build: UwsBuild): string {
   return `${build.packageName}@${build.packageVersion} (${build.binary})`;
@@ -172,7 +173,14 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       connectionsOpened++;
     },
     message(ws, message) {
-      engine.handleMessage(ws.getUserData().connection, Buffer.from(message).toString('utf8'), Date.now());
+      const connection = ws.getUserData().connection;
+      try {
+        engine.handleMessage(connection, Buffer.from(message).toString('utf8'), Date.now());
+      } catch (error) {
+        // A bug must cost one socket, not the process and every other peer with it.
+        logger.error('message handling failed; closing that socket', { error: error instanceof Error ? error.stack ?? error.message : String(error), ip: connection.ip });
+        connection.close(CLOSE_INTERNAL_ERROR, 'internal error');
+      }
     },
     close(ws) {
       const connection = ws.getUserData().connection;
