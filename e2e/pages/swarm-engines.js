@@ -102,26 +102,28 @@ function countingFragmentLoader(onFragmentBytes) {
 // ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
 /** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
 async function createShoalEngine({ trackers }) {
-  const { ShoalHls } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
-  const shoal = new ShoalHls({ trackers });
+  const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+  // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
+  let fallbackHttpBytes = 0;
+  let shoal = null;
   return {
     name: 'shoal',
     Hls,
-    hlsConfig: shoal.hlsConfig(),
+    hlsConfig: { loader: countingFragmentLoader((bytes) => (fallbackHttpBytes += bytes)) },
     attach(hls) {
-      shoal.attach(hls);
+      shoal = attachShoal(hls, { trackers, iceServers: [] });
     },
     counters() {
-      const stats = shoal.getStats();
+      const stats = shoal?.getStats();
       return {
-        httpBytes: stats.httpBytes ?? 0,
-        p2pBytes: stats.p2pBytes ?? 0,
-        uploadedBytes: stats.uploadedBytes ?? 0,
-        peers: stats.peers ?? 0,
+        httpBytes: (stats?.httpBytes ?? 0) + fallbackHttpBytes,
+        p2pBytes: stats?.p2pBytes ?? 0,
+        uploadedBytes: stats?.uploadBytes ?? 0,
+        peers: stats?.peers ?? 0,
       };
     },
     destroy() {
-      shoal.destroy?.();
+      shoal?.destroy();
     },
   };
 }
