@@ -10,7 +10,7 @@
 
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -102,7 +102,8 @@ const results = {};
 const modes = args.modes.split(',');
 const trackers = args.trackers.split(',');
 console.log(`tracker bench: ${args.connections} connections, ${args.swarms} swarms, ${args.offers} offers/announce (all answered), rate mode ${args.rate}/s, ${duration}s measured after ${warmup}s warm-up; idle ${idleConnections} connections`);
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}; tracker on core 0, generator on core 1`);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}; tracker on core 0, generator on core 1; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+if (loadavg()[0] > 1) console.log('warning: the machine is already busy; other processes share both cores and the figures will be noisy');
 for (const name of trackers) {
   results[name] = {};
   for (const mode of modes) {
@@ -157,4 +158,11 @@ if (modes.includes('rate') && trackers.includes('shoal') && trackers.includes('r
 const widths = header.map((_, column) => Math.max(...table.map((row) => String(row[column] ?? '').length)));
 console.log();
 for (const row of table) console.log(row.map((cell, column) => String(cell ?? '').padEnd(widths[column])).join('  |  '));
+for (const name of trackers) {
+  const rate = results[name].rate;
+  if (rate && !rate.error && rate.announceResponsesPerSec < 0.95 * Number(args.rate)) {
+    console.log(`warning: ${name}: fixed rate reached ${rate.announceResponsesPerSec}/s of ${args.rate}/s: the generator (or the machine) saturated; latency figures are not the tracker's`);
+  }
+}
+console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 if (args.json) writeFileSync(args.json, `${JSON.stringify({ date: new Date().toISOString(), args, results }, null, 2)}\n`);
