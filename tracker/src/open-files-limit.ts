@@ -1,5 +1,7 @@
-// Node cannot call setrlimit(2), so the tracker asks util-linux's `prlimit` to raise its own
-// soft RLIMIT_NOFILE to the hard limit (allowed without privileges), then reads back the result.
+// Each peer holds a file descriptor. Node itself raises the soft RLIMIT_NOFILE toward the hard
+// limit while starting (node.cc PlatformInit); where that fell short, and since JS cannot call
+// setrlimit(2), the tracker asks util-linux's `prlimit` to raise its own soft limit to the hard
+// limit (allowed without privileges), then reads back what it got.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -30,7 +32,7 @@ export function raiseOpenFilesLimit(): OpenFilesLimit {
   } catch {
     return { soft: NaN, hard: NaN, note: 'unknown (no /proc/self/limits); set it with `ulimit -n` before starting' };
   }
-  if (!(before.soft < before.hard)) return { ...before, note: 'soft limit already at the hard limit' };
+  if (!(before.soft < before.hard)) return { ...before, note: 'soft limit at the hard limit (Node raises it at start-up); raise the hard limit with `ulimit -Hn` / LimitNOFILE for more' };
   const target = Number.isFinite(before.hard) ? String(before.hard) : 'unlimited';
   try {
     execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${target}:${target}`], { stdio: 'ignore', timeout: 5000 });
