@@ -215,7 +215,15 @@ export class TrackerEngine {
     if (existing && existing.peerId !== peerId) {
       return this.fail(connection, 'one peer_id per info_hash per connection', 'announce', infoHash);
     }
-    if (!existing && request.event !== 'stopped') {
+    if (request.event === 'stopped' && !existing) {
+      // Only the connection that holds a peer may stop it: peer ids are public (offers carry them).
+      const swarm = this.registry.getSwarm(infoHash);
+      connection.send(
+        JSON.stringify({ action: 'announce', interval: this.intervalSec, info_hash: infoHash, complete: swarm?.complete ?? 0, incomplete: swarm?.incomplete ?? 0 }),
+      );
+      return;
+    }
+    if (!existing) {
       const refusal = this.refuseJoin(connection, infoHash, peerId);
       if (refusal) return this.fail(connection, refusal, 'announce', infoHash);
     }

@@ -198,6 +198,18 @@ describe('protocol details of the shoal tracker', () => {
     expect(await alice.silent(isAnswer)).toBe(true);
   });
 
+  it('lets only the connection holding a peer stop it', async () => {
+    const hash = binaryId('stop-owner');
+    const alice = await connect();
+    await join(alice, hash, 'alice');
+    const mallory = await connect();
+    mallory.send({ action: 'announce', event: 'stopped', info_hash: hash, peer_id: binaryId('alice') });
+    expect(await mallory.next(isResponse)).toMatchObject({ complete: 0, incomplete: 1 });
+    expect(tracker.stats().peers).toBeGreaterThanOrEqual(1);
+    alice.send({ action: 'announce', event: 'stopped', info_hash: hash, peer_id: binaryId('alice') });
+    expect(await alice.next(isResponse)).toMatchObject({ complete: 0, incomplete: 0 });
+  });
+
   it('refuses a full scrape by default', async () => {
     const alice = await connect();
     alice.send({ action: 'scrape' });
