@@ -20,16 +20,14 @@ const hlsConfig = {
   maxBufferLength: 20,
   liveSyncDurationCount: 5,
 };
-let shoal = null;
-if (p2pEnabled) {
-  const { ShoalHls } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
-  shoal = new ShoalHls({ trackers: config.trackerUrls });
-  Object.assign(hlsConfig, shoal.hlsConfig());
-}
 const hls = new Hls(hlsConfig);
 demo.hls = hls;
-demo.shoal = shoal;
-shoal?.attach(hls);
+// Shoal attaches before loadSource(): from then on media segments load through it.
+if (p2pEnabled) {
+  const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+  demo.shoal = attachShoal(hls, { trackers: config.trackerUrls });
+}
+const shoal = demo.shoal;
 hls.on(Hls.Events.ERROR, (_event, data) => {
   demo.errors.push({ type: data.type, details: data.details, fatal: data.fatal });
   if (data.fatal) {
@@ -58,7 +56,7 @@ setInterval(() => {
   const p2p = stats?.p2pBytes ?? 0;
   $('http-bytes').textContent = stats ? formatBytes(http) : 'P2P off';
   $('p2p-bytes').textContent = formatBytes(p2p);
-  $('up-bytes').textContent = formatBytes(stats?.uploadedBytes ?? 0);
+  $('up-bytes').textContent = formatBytes(stats?.uploadBytes ?? 0);
   $('peers').textContent = String(stats?.peers ?? 0);
   $('p2p-share').textContent = http + p2p > 0 ? `${Math.round((100 * p2p) / (http + p2p))}%` : '–';
   const level = hls.levels[hls.currentLevel];
