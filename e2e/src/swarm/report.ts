@@ -244,6 +244,13 @@ export function buildSwarmReport(runs: RunReport[], context: { machine: SwarmRep
   for (const run of runs) {
     if (baseline && run !== baseline && run.originSegmentBytes !== null && baseline.originSegmentBytes !== null) {
       run.originSaving = round(originSaving(run.originSegmentBytes, baseline.originSegmentBytes));
+      const [bitrate, baselineBitrate] = [run.bitrateKbps.avg, baseline.bitrateKbps.avg];
+      if (bitrate !== null && baselineBitrate !== null && Math.abs(bitrate - baselineBitrate) > 0.1 * baselineBitrate) {
+        run.notes.push(
+          `Its viewers played ${bitrate} kbit/s on average against the baseline's ${baselineBitrate} kbit/s (ABR chose differently): ` +
+            'part of the origin saving comes from the bitrate, not from P2P. Pin a rendition with --level for a like-for-like comparison.',
+        );
+      }
     } else if (run === baseline) {
       run.originSaving = 0;
     }
