@@ -51,7 +51,10 @@ export class Pipe {
 
   /** Whether a unit sent now would leave at once: no queue and no finite capacity on the way. */
   get instant(): boolean {
-    return !this.active && this.network.rateFor(this, true) === Infinity;
+    if (this.active) return false;
+    const up = this.source ? this.source.capacity.upBytesPerS : Infinity;
+    if (up === Infinity && this.sourceBytesPerS === Infinity && this.target.capacity.downBytesPerS === Infinity) return true;
+    return this.network.rateFor(this, true) === Infinity;
   }
 
   push(bytes: number, onSent: () => void): void {

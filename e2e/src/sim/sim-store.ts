@@ -17,6 +17,9 @@ export class SimSegmentStore implements SegmentStore {
   private readonly playheads = new Map<string, number>();
   private readonly listeners: ((streamKey: string, sequence: number) => void)[] = [];
   private used = 0;
+  /** The engine asks about one stream many times per plan: skip the outer map lookup. */
+  private lastKey: string | undefined;
+  private lastSegments: Map<number, Entry> | undefined;
 
   constructor(
     readonly bytesLimit: number,
@@ -27,12 +30,20 @@ export class SimSegmentStore implements SegmentStore {
     return this.used;
   }
 
+  private segmentsOf(streamKey: string): Map<number, Entry> | undefined {
+    if (streamKey !== this.lastKey) {
+      this.lastKey = streamKey;
+      this.lastSegments = this.streams.get(streamKey);
+    }
+    return this.lastSegments;
+  }
+
   has(streamKey: string, sequence: number): boolean {
-    return this.streams.get(streamKey)?.has(sequence) ?? false;
+    return this.segmentsOf(streamKey)?.has(sequence) ?? false;
   }
 
   sizeOf(streamKey: string, sequence: number): number | undefined {
-    return this.streams.get(streamKey)?.get(sequence)?.size;
+    return this.segmentsOf(streamKey)?.get(sequence)?.size;
   }
 
   get(streamKey: string, sequence: number): Uint8Array | undefined {
@@ -49,7 +60,10 @@ export class SimSegmentStore implements SegmentStore {
   put(ref: SegmentRef, bytes: Uint8Array): boolean {
     if (bytes.length > this.bytesLimit) return false;
     let segments = this.streams.get(ref.streamKey);
-    if (!segments) this.streams.set(ref.streamKey, (segments = new Map()));
+    if (!segments) {
+      this.streams.set(ref.streamKey, (segments = new Map()));
+      this.lastKey = undefined;
+    }
     const previous = segments.get(ref.sequence);
     if (previous) this.used -= previous.size;
     else insertSorted(this.sortedOf(ref.streamKey), ref.sequence);
@@ -76,6 +90,7 @@ export class SimSegmentStore implements SegmentStore {
     for (const [streamKey, segments] of [...this.streams]) for (const sequence of [...segments.keys()]) this.drop(streamKey, sequence);
     this.streams.clear();
     this.sorted.clear();
+    this.lastKey = undefined;
   }
 
   private sortedOf(streamKey: string): number[] {
@@ -89,10 +104,20 @@ export class SimSegmentStore implements SegmentStore {
     const entry = segments?.get(sequence);
     if (!segments || !entry) return;
     segments.delete(sequence);
+    if (segments.size === 0) {
+      this.streams.delete(streamKey);
+      this.sorted.delete(streamKey);
+      this.lastKey = undefined;
+      return this.dropped(streamKey, sequence, entry.size);
+    }
     const list = this.sortedOf(streamKey);
     const index = list.indexOf(sequence);
     if (index !== -1) list.splice(index, 1);
-    this.used -= entry.size;
+    this.dropped(streamKey, sequence, entry.size);
+  }
+
+  private dropped(streamKey: string, sequence: number, size: number): void {
+    this.used -= size;
     for (const listener of this.listeners) listener(streamKey, sequence);
   }
 
