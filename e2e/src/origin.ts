@@ -1,6 +1,7 @@
 // The test origin: serves the sample stream as VOD and as a simulated live stream, counts every
 // byte it sends (the ground truth for offload), and injects faults on demand.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -92,6 +93,9 @@ export function parseRange(header: string | undefined, size: number): ByteSlice 
   return { start, end };
 }
 
+/** Live segment n of a rendition: unique across renditions, like the VOD files. */
+export const liveSegmentName = (rendition: string, sequence: number) => `${rendition}-${sequence}.ts`;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export async function startOrigin(options: OriginOptions = {}): Promise<Origin> {
@@ -125,6 +129,24 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
     return body;
   };
 
+  // SHA-256 manifests in PeerTube's format ({file name: hex digest}), for peers to verify
+  // segments against: VOD lists every file, live the current window and the one before it.
+  const sha256 = (body: Buffer) => createHash('sha256').update(body).digest('hex');
+  const vodHashes: Record<string, string> = {};
+  for (const [name, playlist] of renditions) {
+    for (const segment of playlist.segments) vodHashes[segment.uri] = sha256(readMedia(`${name}/${segment.uri}`)!);
+  }
+  const liveHashes = () => {
+    const hashes: Record<string, string> = {};
+    const newest = liveEdgeSequence();
+    for (const [name, playlist] of renditions) {
+      for (let sequence = Math.max(0, newest - 2 * windowSize + 1); sequence <= newest; sequence += 1) {
+        hashes[liveSegmentName(name, sequence)] = vodHashes[playlist.segments[sequence % playlist.segments.length]!.uri]!;
+      }
+    }
+    return hashes;
+  };
+
   let stats: OriginStats;
   const resetStats = () => {
     stats = {
@@ -145,9 +167,13 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
     if ((mode === 'vod' || mode === 'live') && parts.length === 2 && rendition === 'master.m3u8') {
       return { body: master, kind: 'playlist', type: contentTypes.m3u8!, cacheControl: 'public, max-age=60' };
     }
+    if ((mode === 'vod' || mode === 'live') && parts.length === 2 && rendition === 'segments-sha256.json') {
+      const body = Buffer.from(JSON.stringify(mode === 'vod' ? vodHashes : liveHashes()));
+      return { body, kind: 'playlist', type: contentTypes.json!, cacheControl: mode === 'vod' ? 'public, max-age=60' : 'public, max-age=1' };
+    }
     if (parts.length !== 3 || !rendition || !file || !renditions.has(rendition)) return undefined;
     if (mode === 'vod') {
-      const body = /^(index\.m3u8|seg\d{3}\.ts)$/.test(file) ? readMedia(`${rendition}/${file}`) : undefined;
+      const body = /^(index\.m3u8|[\w-]+\.ts)$/.test(file) ? readMedia(`${rendition}/${file}`) : undefined;
       if (!body) return undefined;
       const isPlaylist = file.endsWith('.m3u8');
       return {
@@ -168,14 +194,14 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
         windowSize,
         newestSequence: newest,
         epochMs: liveEpochMs,
-        segmentUri: (sequence) => `${sequence}.ts`,
+        segmentUri: (sequence) => liveSegmentName(rendition, sequence),
       });
       // A live playlist may be cached for at most half a target duration, like a real origin.
       const maxAge = Math.max(1, Math.floor(playlist.targetDurationS / 2));
       return { body: Buffer.from(text), kind: 'playlist', type: contentTypes.m3u8!, cacheControl: `public, max-age=${maxAge}` };
     }
-    const match = /^(\d+)\.ts$/.exec(file);
-    if (!match) return undefined;
+    const match = /^[\w]+-(\d+)\.ts$/.exec(file);
+    if (!match || file !== liveSegmentName(rendition, Number(match[1]))) return undefined;
     const sequence = Number(match[1]);
     if (sequence > liveEdgeSequence()) return undefined; // not produced yet
     const loopIndex = sequence % playlist.segments.length;

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 /** The sample stream's shape. Changing it regenerates the media on the next run. */
 export const sampleMediaSpec = {
-  version: 2,
+  version: 3,
   durationS: 60,
   segmentS: 2,
   fps: 30,
@@ -82,6 +82,16 @@ export function ensureSampleMedia(dir: string = defaultMediaDir()): string {
   const run = spawnSync('ffmpeg', args, { encoding: 'utf8' });
   if (run.status !== 0) {
     throw new Error(`ffmpeg failed to make the sample stream (exit ${run.status}): ${run.stderr.trim().slice(-800)}`);
+  }
+  // Segment file names are made unique across renditions (180p-000.ts), as PeerTube-style
+  // SHA-256 manifests key segments by file name. (ffmpeg takes %v only once per path.)
+  for (const { name } of spec.renditions) {
+    const playlistPath = join(dir, name, 'index.m3u8');
+    const playlist = readFileSync(playlistPath, 'utf8');
+    for (const [, index] of playlist.matchAll(/^seg(\d+)\.ts$/gm)) {
+      renameSync(join(dir, name, `seg${index}.ts`), join(dir, name, `${name}-${index}.ts`));
+    }
+    writeFileSync(playlistPath, playlist.replace(/^seg(\d+)\.ts$/gm, `${name}-$1.ts`));
   }
   writeFileSync(marker, wanted);
   return dir;

@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOrigin, parseRange, type Origin } from '../src/origin.js';
@@ -63,32 +64,32 @@ describe('live playlist', () => {
   it('serves a live segment with the bytes of the looped file and 404s beyond the edge', async () => {
     origin = await startOrigin();
     const edge = origin.liveEdgeSequence();
-    const loopFile = readFileSync(join(defaultMediaDir(), '360p', `seg${String(edge % 30).padStart(3, '0')}.ts`));
-    const response = await get(`/live/360p/${edge}.ts`);
+    const loopFile = readFileSync(join(defaultMediaDir(), '360p', `360p-${String(edge % 30).padStart(3, '0')}.ts`));
+    const response = await get(`/live/360p/360p-${edge}.ts`);
     expect(response.status).toBe(200);
     expect(Buffer.from(await bytesOf(response)).equals(loopFile)).toBe(true);
-    expect((await get(`/live/360p/${edge + 3}.ts`)).status).toBe(404);
+    expect((await get(`/live/360p/360p-${edge + 3}.ts`)).status).toBe(404);
   });
 });
 
 describe('byte counters', () => {
   it('count exactly the body bytes of full and Range requests, segments apart from playlists', async () => {
     origin = await startOrigin();
-    const file = readFileSync(join(defaultMediaDir(), '180p', 'seg004.ts'));
-    const full = await bytesOf(await get('/vod/180p/seg004.ts'));
-    const partial = await get('/vod/180p/seg004.ts', { Range: 'bytes=1000-4999' });
+    const file = readFileSync(join(defaultMediaDir(), '180p', '180p-004.ts'));
+    const full = await bytesOf(await get('/vod/180p/180p-004.ts'));
+    const partial = await get('/vod/180p/180p-004.ts', { Range: 'bytes=1000-4999' });
     expect(partial.status).toBe(206);
     expect(partial.headers.get('content-range')).toBe(`bytes 1000-4999/${file.length}`);
     const partialBytes = await bytesOf(partial);
     expect(Buffer.from(partialBytes).equals(file.subarray(1000, 5000))).toBe(true);
-    const suffix = await bytesOf(await get('/vod/180p/seg004.ts', { Range: 'bytes=-100' }));
-    const open = await bytesOf(await get('/vod/180p/seg004.ts', { Range: `bytes=${file.length - 10}-` }));
+    const suffix = await bytesOf(await get('/vod/180p/180p-004.ts', { Range: 'bytes=-100' }));
+    const open = await bytesOf(await get('/vod/180p/180p-004.ts', { Range: `bytes=${file.length - 10}-` }));
     const playlist = await bytesOf(await get('/vod/180p/index.m3u8'));
     const stats = origin.stats();
     expect(full.length).toBe(file.length);
     expect(stats.segments).toEqual({ requests: 4, bytes: file.length + 4000 + 100 + 10 });
     expect(stats.playlists).toEqual({ requests: 1, bytes: playlist.length });
-    expect(stats.segmentsByPath['/vod/180p/seg004.ts']).toEqual({ requests: 4, bytes: file.length + 4110, size: file.length });
+    expect(stats.segmentsByPath['/vod/180p/180p-004.ts']).toEqual({ requests: 4, bytes: file.length + 4110, size: file.length });
     expect(stats.distinctSegmentBytes).toBe(file.length);
     const overHttp = await (await fetch(`${origin.url}/__origin/stats`)).json();
     expect(overHttp.segments.bytes).toBe(stats.segments.bytes);
@@ -96,7 +97,7 @@ describe('byte counters', () => {
 
   it('answers 416 for an unsatisfiable range and counts nothing', async () => {
     origin = await startOrigin();
-    const response = await get('/vod/180p/seg000.ts', { Range: 'bytes=99999999-' });
+    const response = await get('/vod/180p/180p-000.ts', { Range: 'bytes=99999999-' });
     expect(response.status).toBe(416);
     expect(origin.stats().segments.bytes).toBe(0);
   });
@@ -111,6 +112,21 @@ describe('byte counters', () => {
   });
 });
 
+describe('SHA-256 manifests', () => {
+  it('list every VOD file and the live window with the digests of their bytes', async () => {
+    origin = await startOrigin();
+    const vod = await (await get('/vod/segments-sha256.json')).json();
+    const file = readFileSync(join(defaultMediaDir(), '360p', '360p-007.ts'));
+    expect(vod['360p-007.ts']).toBe(createHash('sha256').update(file).digest('hex'));
+    expect(Object.keys(vod)).toHaveLength(60);
+    const live = await (await get('/live/segments-sha256.json')).json();
+    const edge = origin.liveEdgeSequence();
+    const edgeBytes = await bytesOf(await get(`/live/180p/180p-${edge}.ts`));
+    expect(live[`180p-${edge}.ts`]).toBe(createHash('sha256').update(edgeBytes).digest('hex'));
+    expect(origin.stats().segments.requests).toBe(1);
+  });
+});
+
 describe('HTTP behaviour', () => {
   it('sends CORS, content types and cache headers like a real origin', async () => {
     origin = await startOrigin();
@@ -118,17 +134,17 @@ describe('HTTP behaviour', () => {
     expect(playlist.headers.get('access-control-allow-origin')).toBe('*');
     expect(playlist.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
     expect(playlist.headers.get('cache-control')).toBe('public, max-age=1');
-    const segment = await get('/vod/360p/seg000.ts');
+    const segment = await get('/vod/360p/360p-000.ts');
     expect(segment.headers.get('content-type')).toBe('video/mp2t');
     expect(segment.headers.get('cache-control')).toContain('immutable');
-    const preflight = await fetch(`${origin.url}/vod/360p/seg000.ts`, { method: 'OPTIONS' });
+    const preflight = await fetch(`${origin.url}/vod/360p/360p-000.ts`, { method: 'OPTIONS' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe('Range');
   });
 
   it('injects 5xx errors, latency and a bandwidth cap', async () => {
     origin = await startOrigin({ faults: { errorRate: 1 } });
-    expect((await get('/vod/180p/seg000.ts')).status).toBe(503);
+    expect((await get('/vod/180p/180p-000.ts')).status).toBe(503);
     expect(origin.stats().injectedErrors).toBe(1);
     origin.setFaults({ latencyMs: 300 });
     let startedMs = Date.now();
@@ -136,7 +152,7 @@ describe('HTTP behaviour', () => {
     expect(Date.now() - startedMs).toBeGreaterThanOrEqual(290);
     origin.setFaults({ bytesPerSecond: 100_000 });
     startedMs = Date.now();
-    const body = await bytesOf(await get('/vod/180p/seg000.ts', { Range: 'bytes=0-49999' }));
+    const body = await bytesOf(await get('/vod/180p/180p-000.ts', { Range: 'bytes=0-49999' }));
     expect(body.length).toBe(50_000);
     // 50 kB at 100 kB/s cannot arrive in much less than half a second.
     expect(Date.now() - startedMs).toBeGreaterThanOrEqual(400);
@@ -160,7 +176,7 @@ function parseLive(text: string) {
   for (const line of lines) {
     if (line === '#EXT-X-DISCONTINUITY') discontinuity += 1;
     if (line.endsWith('.ts')) {
-      sequences.push(Number(line.replace('.ts', '')));
+      sequences.push(Number(/-(\d+)\.ts$/.exec(line)![1]));
       discontinuityNumbers.push(discontinuity);
     }
   }
