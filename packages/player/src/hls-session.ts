@@ -124,9 +124,13 @@ export class HlsSession {
     };
   }
 
-  /** -1 for automatic selection (hls.js ABR), else a level index. Switches at the next segment. */
+  /**
+   * -1 hands the choice back to hls.js's ABR (from the next segment on); a level index switches
+   * now, dropping what is buffered ahead, as someone who picked a quality expects.
+   */
   selectLevel(index: number): void {
-    this.hls.nextLevel = index;
+    if (index < 0) this.hls.nextLevel = -1;
+    else this.hls.currentLevel = index;
     this.events.levels();
   }
 

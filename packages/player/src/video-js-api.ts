@@ -35,6 +35,7 @@ export type ComponentClass<T extends ComponentLike = ComponentLike> = new (playe
 export interface MenuButtonLike extends ComponentLike {
   createItems(): ComponentLike[];
   buildCSSClass(): string;
+  buildWrapperCSSClass(): string;
   update(): void;
   items: ComponentLike[];
 }

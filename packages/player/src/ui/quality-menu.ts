@@ -52,6 +52,9 @@ export function registerQualityMenu(vjs: VideoJs, sessionOf: (player: Player) =>
     override buildCSSClass(): string {
       return `shoal-quality-button ${super.buildCSSClass()}`;
     }
+    override buildWrapperCSSClass(): string {
+      return `shoal-quality-menu ${super.buildWrapperCSSClass()}`;
+    }
     override createItems() {
       const player = this.player();
       const session = sessionOf(player);
