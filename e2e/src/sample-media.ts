@@ -47,8 +47,28 @@ export function ensureSampleMedia(dir: string = defaultMediaDir()): string {
   const wanted = JSON.stringify(sampleMediaSpec);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return dir;
   assertFfmpeg();
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // Made in a directory of its own and renamed into place, so that concurrent test processes
+  // never see (or write into) a half-made stream.
+  const work = `${dir}.tmp-${process.pid}`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  try {
+    makeSampleMedia(work);
+    writeFileSync(join(work, 'spec.json'), wanted);
+    if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return dir; // another process won
+    rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(work, dir);
+    } catch (error) {
+      if (!(existsSync(marker) && readFileSync(marker, 'utf8') === wanted)) throw error;
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+function makeSampleMedia(dir: string): void {
   const spec = sampleMediaSpec;
   const font = findFont();
   const largest = spec.renditions[spec.renditions.length - 1]!;
@@ -93,6 +113,4 @@ export function ensureSampleMedia(dir: string = defaultMediaDir()): string {
     }
     writeFileSync(playlistPath, playlist.replace(/^seg(\d+)\.ts$/gm, `${name}-$1.ts`));
   }
-  writeFileSync(marker, wanted);
-  return dir;
 }
