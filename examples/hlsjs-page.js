@@ -1,5 +1,6 @@
 // hls.js (+ Shoal unless ?p2p=0) playing the demo origin's live or VOD stream.
-// Query: stream=live|vod, p2p=0|1, worker=0|1, level=<index>.
+// Query: stream=live|vod, p2p=0|1, worker=0|1, corrupt=1 (this viewer uploads corrupted bytes:
+// for the test that peers verify segments and ban a bad peer).
 import Hls from 'hls.js';
 
 const params = new URLSearchParams(location.search);
@@ -11,7 +12,7 @@ const $ = (id) => document.getElementById(id);
 $('title').textContent = `hls.js · ${streamName}${p2pEnabled ? ' · P2P' : ' · HTTP only'}`;
 
 // State the browser tests read.
-const demo = { errors: [], fatalError: null, hls: null, shoal: null };
+const demo = { errors: [], fatalError: null, hls: null, shoal: null, stalls: 0, firstFrameMs: null };
 window.shoalDemo = demo;
 
 const hlsConfig = {
@@ -24,8 +25,17 @@ const hls = new Hls(hlsConfig);
 demo.hls = hls;
 // Shoal attaches before loadSource(): from then on media segments load through it.
 if (p2pEnabled) {
-  const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
-  demo.shoal = attachShoal(hls, { trackers: config.trackerUrls });
+  const { attachShoal, createWebRtcSignaling } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+  const options = {
+    // Bytes from peers reach the player only after their SHA-256 matches the origin's manifest.
+    integrityManifestUrl: `${config.originUrl}/${streamName}/segments-sha256.json`,
+  };
+  if (params.get('corrupt') === '1') {
+    options.signaling = corruptingSignaling(createWebRtcSignaling({ trackers: config.trackerUrls }));
+  } else {
+    options.trackers = config.trackerUrls;
+  }
+  demo.shoal = attachShoal(hls, options);
 }
 const shoal = demo.shoal;
 hls.on(Hls.Events.ERROR, (_event, data) => {
@@ -34,6 +44,13 @@ hls.on(Hls.Events.ERROR, (_event, data) => {
     demo.fatalError = data.details;
     $('status').textContent = `fatal: ${data.details}`;
   }
+});
+// Stalls: every `waiting` after the first frame.
+$('video').addEventListener('playing', () => {
+  demo.firstFrameMs ??= performance.now();
+});
+$('video').addEventListener('waiting', () => {
+  if (demo.firstFrameMs !== null) demo.stalls += 1;
 });
 hls.loadSource(manifestUrl);
 hls.attachMedia($('video'));
@@ -64,3 +81,32 @@ setInterval(() => {
   $('latency').textContent = Number.isFinite(hls.latency) && streamName === 'live' ? `${hls.latency.toFixed(1)} s` : '–';
   if (!demo.fatalError) $('status').textContent = video.paused ? 'paused' : `playing ${video.currentTime.toFixed(1)} s`;
 }, 1000);
+
+/** A hostile viewer for tests: flips one payload byte in every data message it uploads. */
+function corruptingSignaling(signaling) {
+  const DATA = 0x05;
+  const HEADER_BYTES = 13;
+  return {
+    get localPeerId() {
+      return signaling.localPeerId;
+    },
+    join(infoHash, events) {
+      return signaling.join(infoHash, {
+        ...events,
+        peer(transport) {
+          const send = transport.send.bind(transport);
+          transport.send = (message) => {
+            if (message[0] === DATA && message.length > HEADER_BYTES) {
+              const corrupted = message.slice();
+              corrupted[HEADER_BYTES] ^= 0xff;
+              return send(corrupted);
+            }
+            return send(message);
+          };
+          events.peer(transport);
+        },
+      });
+    },
+    destroy: () => signaling.destroy(),
+  };
+}

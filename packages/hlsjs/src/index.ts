@@ -10,7 +10,7 @@ export { loadingTiming, type LoadingTiming, type TimingInputs } from './loader-s
 export { playbackState, bufferedUntil, type PlaybackInputs } from './playback-state.js';
 export { segmentRef, segmentRefs } from './playlist-segments.js';
 export { levelStreamKeys, renditionOf, type LevelLike } from './stream-keys.js';
-export { PUBLIC_STUN_SERVERS } from '@shoal/core/webrtc';
+export { createWebRtcSignaling, PUBLIC_STUN_SERVERS, type WebRtcSignalingOptionsInput } from '@shoal/core/webrtc';
 export {
   isShoalError,
   ShoalError,
