@@ -20,7 +20,7 @@ function summaryTable(report: SwarmReport): string {
     ['ideal (1 − 1/N)', (run) => percent(run.ideal), 'each segment from the origin once'],
     ['efficiency', (run) => percent(run.efficiency), 'offload / ideal'],
     ['origin fetches per segment', (run) => fixed(run.originFetchesPerSegment, 2), 'ideal 1.00'],
-    ['origin saving vs HTTP-only', (run) => percent(run.originSaving), 'against the baseline run'],
+    ['origin saving vs HTTP-only', (run) => percent(run.originSaving), 'origin bytes per viewer-minute played, against the baseline'],
     ['origin segment bytes', (run) => megabytes(run.originSegmentBytes), 'counted by the origin'],
     ['viewers\' HTTP / P2P bytes', (run) => `${megabytes(run.clientHttpBytes)} / ${megabytes(run.clientP2pBytes)}`, 'the viewers\' own counters'],
     ['counters agree with origin (±2%)', (run) => (run.countersAgree === null ? 'n/a' : `${run.countersAgree ? 'yes' : 'NO'} (${percent(run.countersDifference)})`), ''],
@@ -42,7 +42,7 @@ function summaryTable(report: SwarmReport): string {
 function offloadChart(report: SwarmReport): string {
   const width = 720;
   const height = 260;
-  const pad = { left: 48, right: 140, top: 16, bottom: 36 };
+  const pad = { left: 48, right: 190, top: 16, bottom: 36 };
   const maxT = Math.max(1, ...report.runs.flatMap((run) => run.offloadOverTime.map((point) => point.tS)));
   const x = (tS: number) => pad.left + (tS / maxT) * (width - pad.left - pad.right);
   const y = (value: number) => pad.top + (1 - Math.max(0, Math.min(1, value))) * (height - pad.top - pad.bottom);
@@ -83,7 +83,7 @@ function bytesChart(run: RunReport, scaleBytes: number): string {
   const rows = run.perPeer
     .map((peer: PeerReport, index) => {
       const top = index * rowHeight + 4;
-      const label = `${peer.id}${peer.p2p ? '' : ' (P2P off)'}`;
+      const label = `${peer.id}${peer.p2p || run.engine === 'http' ? '' : ' (P2P off)'}`;
       return (
         `<text x="${labelWidth - 6}" y="${top + 11}" text-anchor="end">${escapeHtml(label)}</text>` +
         `<rect x="${labelWidth}" y="${top}" width="${w(peer.httpBytes).toFixed(1)}" height="12" fill="${httpColor}"><title>HTTP ${megabytes(peer.httpBytes)}</title></rect>` +

@@ -65,6 +65,8 @@ export interface PeerReport {
   peersConnected: number;
   fatalError: string | null;
   errors: number;
+  /** hls.js error details (the last 20) with when they happened, s since the run started. */
+  errorLog: Array<{ atS: number; details: string; fatal: boolean }>;
 }
 
 export interface RunReport {
@@ -142,6 +144,7 @@ export function summarizeRun(record: RunRecord): RunReport {
       peersConnected: snapshot?.peers ?? 0,
       fatalError: snapshot ? snapshot.fatalError : 'no snapshot: the page never answered',
       errors: snapshot?.errors.length ?? 0,
+      errorLog: (snapshot?.errors ?? []).map((error) => ({ atS: round((error.atMs - runStart) / 1000, 1)!, details: error.details, fatal: error.fatal })),
     };
   });
 
@@ -243,7 +246,10 @@ export function buildSwarmReport(runs: RunReport[], context: { machine: SwarmRep
   const baseline = runs.find((run) => run.engine === 'http') ?? null;
   for (const run of runs) {
     if (baseline && run !== baseline && run.originSegmentBytes !== null && baseline.originSegmentBytes !== null) {
-      run.originSaving = round(originSaving(run.originSegmentBytes, baseline.originSegmentBytes));
+      // Per viewer-minute played, so a run whose viewers stalled (and so fetched less) gets no credit for it.
+      run.originSaving = round(
+        originSaving(run.originSegmentBytes / Math.max(run.viewerMinutes, 1e-9), baseline.originSegmentBytes / Math.max(baseline.viewerMinutes, 1e-9)),
+      );
       const [bitrate, baselineBitrate] = [run.bitrateKbps.avg, baseline.bitrateKbps.avg];
       if (bitrate !== null && baselineBitrate !== null && Math.abs(bitrate - baselineBitrate) > 0.1 * baselineBitrate) {
         run.notes.push(
