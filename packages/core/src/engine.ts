@@ -10,6 +10,7 @@ import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-p
 import { PeerSession, UploadBudget, type PeerSessionHooks } from './peer.js';
 import {
   electOriginFetchers,
+  httpBudgetMs,
   plan,
   resolveLatencyMode,
   segmentDeadlineMs,
@@ -39,6 +40,12 @@ const log = createLogger('shoal:core:engine');
 const DEFAULT_BYTES_PER_S = 250_000;
 /** How often, at most, the engine asks the trackers for more peers while below target. */
 const PEER_REQUEST_INTERVAL_MS = 5000;
+/** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
+const MAX_INTEGRITY_CHECKS = 3;
+/** P2P transfers of one segment whose bytes were thrown away (cancelled, peer gone, unverifiable) before P2P gives up on it. */
+const MAX_WASTED_P2P_TRANSFERS = 2;
+/** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
+const PREFETCH_STORE_SHARE = 0.5;
 
 export interface EngineDeps {
   clock: Clock;
@@ -146,6 +153,10 @@ interface Fetch {
   startedMs: number;
   firstByteMs: number | undefined;
   seed: boolean;
+  /** Integrity verdicts asked for these bytes so far. */
+  checks: number;
+  /** Complete P2P bytes the manifest does not list yet: kept, and checked again at `recheckAtMs`, rather than downloaded again. */
+  parked: { bytes: Uint8Array; recheckAtMs: number } | undefined;
 }
 
 interface Stream {
@@ -163,6 +174,8 @@ interface Stream {
   waiters: Map<number, Waiter[]>;
   /** Live-edge seeding: segments this peer was elected to fetch from the origin, and from when. */
   seedAt: Map<number, number>;
+  /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
+  wastedP2P: Map<number, number>;
   bytesPerS: number;
   stats: StreamStats;
   lastPeerRequestMs: number;
@@ -241,6 +254,7 @@ export class ShoalEngine {
     stream.refs = refs;
     stream.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
     for (const sequence of stream.seedAt.keys()) if (!refs.has(sequence)) stream.seedAt.delete(sequence);
+    for (const sequence of stream.wastedP2P.keys()) if (!refs.has(sequence)) stream.wastedP2P.delete(sequence);
     if (stream.isLive && wasRegistered) this.electSeeders(stream, fresh);
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
@@ -252,6 +266,7 @@ export class ShoalEngine {
     if (streamKey === this.activeKey) return;
     if (this.activeKey !== undefined) this.previousKey = this.activeKey;
     this.activeKey = streamKey;
+    log('active stream', streamKey);
     const stream = this.stream(streamKey);
     this.joinSwarm(stream);
     for (const other of this.streams.values()) {
@@ -264,7 +279,8 @@ export class ShoalEngine {
     if (this.destroyed) return;
     this.playback = state;
     this.playbackAtMs = this.clock.now();
-    if (this.activeKey !== undefined) this.store.setPlayhead(this.activeKey, state.positionS);
+    // Renditions share the media timeline: what is behind the playhead is behind it in every rendition.
+    for (const key of this.streams.keys()) this.store.setPlayhead(key, state.positionS);
     this.scheduleTick(0);
   }
 
@@ -343,7 +359,7 @@ export class ShoalEngine {
     if (!stream) {
       stream = {
         key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches: new Map(), waiters: new Map(), seedAt: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
+        fetches: new Map(), waiters: new Map(), seedAt: new Map(), wastedP2P: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
         stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
         lastPeerRequestMs: -Infinity,
       };
@@ -527,13 +543,16 @@ export class ShoalEngine {
     if (active && playback && this.options.p2pDownload && stream.peers.size > 0) {
       // Prefetch over P2P: segments ahead of the playhead within the mode's window.
       const untilS = playback.positionS + windows.prefetchAheadS;
+      let budgetBytes = this.store.bytesLimit * PREFETCH_STORE_SHARE;
       for (let i = lowerBound(stream.ordered, playback.positionS); i < stream.ordered.length; i++) {
         const ref = stream.ordered[i]!;
-        if (ref.startS >= untilS) break;
+        budgetBytes -= this.store.sizeOf(stream.key, ref.sequence) ?? segmentBytes(stream, ref);
+        if (ref.startS >= untilS || budgetBytes < 0) break;
         candidates.set(ref.sequence, ref);
       }
     }
     const segments: SegmentPlan[] = [];
+    let parkedWakeMs = Infinity;
     for (const [sequence, ref] of candidates) {
       if (!ref) continue;
       if (this.store.has(stream.key, sequence)) {
@@ -542,11 +561,22 @@ export class ShoalEngine {
         continue;
       }
       const fetch = stream.fetches.get(sequence);
+      const sizeBytes = segmentBytes(stream, ref);
+      const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, this.playbackAtMs);
+      if (fetch?.parked) {
+        const { bytes, recheckAtMs } = fetch.parked;
+        // The player waiting for it may wait for the next manifest only while HTTP would still be in time after it.
+        const httpMustStartMs = stream.waiters.has(sequence) ? deadlineMs - httpBudgetMs(sizeBytes, this.httpThroughputBytesPerS, windows) : Infinity;
+        if (recheckAtMs <= now) void this.complete(stream, fetch, bytes);
+        else if (httpMustStartMs <= recheckAtMs) this.giveUpParked(stream, fetch);
+        else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
+        continue;
+      }
       const progress = fetch?.kind === 'p2p' ? fetch.peer?.downloadProgress : undefined;
       segments.push({
         sequence,
-        sizeBytes: ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(stream.bytesPerS * ref.durationS),
-        deadlineMs: segmentDeadlineMs(now, playback, ref.startS, this.playbackAtMs),
+        sizeBytes,
+        deadlineMs,
         requested: stream.waiters.has(sequence),
         httpInFlight: fetch !== undefined && fetch.kind !== 'p2p',
         p2p: fetch?.kind === 'p2p' && progress ? { peerId: fetch.peer!.id, ...progress } : undefined,
@@ -555,10 +585,12 @@ export class ShoalEngine {
         seedSatisfied: stream.seedAt.has(sequence) && this.countPeers(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence)) >= this.options.seedersPerSegment,
       });
     }
-    if (segments.length === 0) return Infinity;
+    if (segments.length === 0) return parkedWakeMs;
+    // A segment whose P2P bytes were thrown away too often is not asked of peers again.
+    const p2pAllowed = (sequence: number) => (stream.wastedP2P.get(sequence) ?? 0) < MAX_WASTED_P2P_TRANSFERS;
     const peers = [...stream.peers.values()]
       .filter((peer) => peer.handshaken && peer.remoteUploads)
-      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.has(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
+      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.has(sequence) && p2pAllowed(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
     const actions = plan({
       nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS: this.httpThroughputBytesPerS,
       windows, p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads,
@@ -567,23 +599,26 @@ export class ShoalEngine {
     for (const action of actions) {
       if (action.type === 'wake') wakeMs = action.atMs;
       else if (action.type === 'http') {
+        log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
         stream.seedAt.delete(action.sequence);
         this.startHttp(stream, action.sequence, action.reason === 'seed');
       } else if (action.type === 'p2p') {
         const peer = stream.peers.get(action.peerId)!;
+        log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
         this.startFetch(stream, action.sequence, 'p2p', peer);
         peer.request(action.sequence);
       } else {
         const fetch = stream.fetches.get(action.sequence);
         if (!fetch?.peer) continue;
         const { prefix, totalBytes } = fetch.peer.cancelDownload();
+        log(`#${action.sequence} P2P cancelled after ${prefix.length} bytes${action.resumeOverHttp ? ', the rest over HTTP' : ''}`, stream.key);
         if (action.resumeOverHttp) this.resumeOverHttp(stream, fetch, prefix, totalBytes);
         else this.dropFetch(stream, fetch);
       }
     }
     // While transfers run, re-plan on a short period: P2P projections change with every chunk.
     const busy = [...stream.fetches.values()].some((fetch) => fetch.kind === 'p2p');
-    return Math.min(wakeMs, busy || stream.waiters.size > 0 ? now + this.options.tickIntervalMs : Infinity);
+    return Math.min(wakeMs, parkedWakeMs, busy || stream.waiters.size > 0 ? now + this.options.tickIntervalMs : Infinity);
   }
 
   private anyPeer(stream: Stream, test: (peer: PeerSession) => boolean): boolean {
@@ -600,7 +635,10 @@ export class ShoalEngine {
   // ---- transfers ----
 
   private startFetch(stream: Stream, sequence: number, kind: 'http' | 'p2p', peer: PeerSession | undefined, seed = false): Fetch {
-    const fetch: Fetch = { sequence, kind, peer, p2pPeer: peer, http: undefined, prefix: undefined, p2pBytes: 0, httpBytes: 0, startedMs: this.clock.now(), firstByteMs: undefined, seed };
+    const fetch: Fetch = {
+      sequence, kind, peer, p2pPeer: peer, http: undefined, prefix: undefined, p2pBytes: 0, httpBytes: 0,
+      startedMs: this.clock.now(), firstByteMs: undefined, seed, checks: 0, parked: undefined,
+    };
     stream.fetches.set(sequence, fetch);
     this.announce(stream, sequence, SegmentState.fetching);
     return fetch;
@@ -692,14 +730,24 @@ export class ShoalEngine {
     const fromPeer = fetch.p2pPeer;
     if (fetch.p2pBytes > 0 && this.verifier.enabled) {
       fetch.kind = 'verifying';
+      fetch.parked = undefined;
       const verdict = await this.verifier.verify(ref, bytes);
       if (this.destroyed || stream.fetches.get(fetch.sequence) !== fetch) return;
+      log(`#${fetch.sequence} P2P bytes ${verdict}`, stream.key);
+      if (verdict === 'unverifiable' && ++fetch.checks < MAX_INTEGRITY_CHECKS) {
+        // A live manifest lags the playlist: keep the bytes until it can be fetched again, rather
+        // than drop them and download the same segment again (and again) from a peer.
+        fetch.parked = { bytes, recheckAtMs: Math.max(this.verifier.nextRefreshMs, this.clock.now() + 1) };
+        this.scheduleTick(0);
+        return;
+      }
       if (verdict !== 'valid') {
         if (verdict === 'invalid' && fromPeer) {
           this.ban(stream, fromPeer, `segment ${fetch.sequence} failed verification`);
           fromPeer.close('sent a segment that failed verification');
         }
         // Whatever the peers' share, the player gets only bytes that pass: start over from the origin.
+        if (verdict === 'unverifiable') stream.wastedP2P.set(fetch.sequence, MAX_WASTED_P2P_TRANSFERS);
         stream.fetches.delete(fetch.sequence);
         if (stream.waiters.has(fetch.sequence)) this.startHttp(stream, fetch.sequence, false);
         else this.announce(stream, fetch.sequence, SegmentState.none);
@@ -708,9 +756,11 @@ export class ShoalEngine {
       }
     }
     stream.fetches.delete(fetch.sequence);
+    stream.wastedP2P.delete(fetch.sequence);
     if (fetch.p2pBytes > 0 && fetch.httpBytes === 0) stream.stats.p2pSegments++;
     if (ref.durationS > 0) stream.bytesPerS = 0.8 * stream.bytesPerS + 0.2 * (bytes.length / ref.durationS);
     const stored = this.store.put(ref, bytes);
+    log(`#${fetch.sequence} complete: ${fetch.p2pBytes} bytes P2P, ${fetch.httpBytes} HTTP`, stream.key);
     this.announce(stream, fetch.sequence, stored ? SegmentState.has : SegmentState.none);
     const source: SegmentSource = fetch.p2pBytes > fetch.httpBytes ? 'p2p' : 'http';
     let first = true;
@@ -742,9 +792,17 @@ export class ShoalEngine {
     for (const waiter of waiters ?? []) each(waiter);
   }
 
+  /** Parked P2P bytes the player cannot wait for any longer: the origin's copy replaces them. */
+  private giveUpParked(stream: Stream, fetch: Fetch): void {
+    fetch.parked = undefined;
+    stream.wastedP2P.set(fetch.sequence, MAX_WASTED_P2P_TRANSFERS);
+    this.resumeOverHttp(stream, fetch, new Uint8Array(0), undefined);
+  }
+
   private dropFetch(stream: Stream, fetch: Fetch): void {
     if (stream.fetches.get(fetch.sequence) !== fetch) return;
     stream.fetches.delete(fetch.sequence);
+    if (fetch.kind !== 'http' && fetch.p2pBytes > 0) stream.wastedP2P.set(fetch.sequence, (stream.wastedP2P.get(fetch.sequence) ?? 0) + 1);
     fetch.http?.abort();
     this.announce(stream, fetch.sequence, SegmentState.none);
   }
@@ -780,6 +838,11 @@ export class ShoalEngine {
   private assertAlive(): void {
     if (this.destroyed) throw new ShoalError('DESTROYED', 'the engine was destroyed; create a new one');
   }
+}
+
+/** A segment's size: exact for byte ranges, else estimated from the stream's measured bitrate. */
+function segmentBytes(stream: Stream, ref: SegmentRef): number {
+  return ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(stream.bytesPerS * ref.durationS);
 }
 
 /** Index of the first segment that ends after `positionS`. */

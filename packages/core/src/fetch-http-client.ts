@@ -27,12 +27,17 @@ export class FetchHttpClient implements HttpClient {
   }
 
   private async run(request: HttpRequest, signal: AbortSignal): Promise<Uint8Array> {
-    const { url, range, onData } = request;
+    const { url, range, onData, revalidate } = request;
     const headers: Record<string, string> = { ...this.options.headers };
     if (range) headers.Range = `bytes=${range.start}-${range.end - 1}`;
     let response: Response;
     try {
-      response = await fetch(url, { headers, signal, ...(this.options.credentials ? { credentials: this.options.credentials } : {}) });
+      response = await fetch(url, {
+        headers,
+        signal,
+        ...(revalidate ? { cache: 'no-cache' as const } : {}),
+        ...(this.options.credentials ? { credentials: this.options.credentials } : {}),
+      });
     } catch (error) {
       throw signal.aborted
         ? new ShoalError('ABORTED', `${url}: aborted`)

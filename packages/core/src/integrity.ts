@@ -38,6 +38,11 @@ export class SegmentVerifier {
     private readonly warn: (message: string) => void,
   ) {}
 
+  /** When verify() may fetch the manifest again: a segment missing from it now may be listed by then. */
+  get nextRefreshMs(): number {
+    return this.manifestFetchedMs + MANIFEST_REFRESH_MS;
+  }
+
   get enabled(): boolean {
     return this.validateSegment !== undefined || this.manifestUrl !== undefined;
   }
@@ -80,7 +85,7 @@ export class SegmentVerifier {
 
   private async fetchManifest(): Promise<Manifest> {
     try {
-      const body = await this.http.fetch({ url: this.manifestUrl! }).body;
+      const body = await this.http.fetch({ url: this.manifestUrl!, revalidate: true }).body;
       const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
       if (typeof parsed !== 'object' || parsed === null) throw new ShoalError('INTEGRITY_MANIFEST', `${this.manifestUrl} is not a JSON object`);
       return parsed as Manifest;

@@ -27,6 +27,8 @@ export interface HttpRequest {
   url: string;
   /** Only these bytes (sent as `Range: bytes=start-(end-1)`). */
   range?: ByteRange;
+  /** A resource that changes (a live integrity manifest): revalidate with the server rather than trust a cached copy. */
+  revalidate?: boolean;
   /** Called for every chunk as it arrives, for throughput measurement and progress. */
   onData?: (chunk: Uint8Array) => void;
 }

@@ -439,7 +439,9 @@ describe('hostile peers', () => {
 describe('segment validation', () => {
   const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-  async function deliver(options: EngineOptionsInput, corrupt: boolean, manifest?: (files: Map<string, Uint8Array>) => Record<string, string>) {
+  type ManifestOf = (files: Map<string, Uint8Array>) => Record<string, string>;
+  /** A peer that has segment 4 serves it (corrupted or not); `lateManifest` replaces the manifest 1 s in, as a live origin's grows. */
+  async function deliver(options: EngineOptionsInput, corrupt: boolean, manifest?: ManifestOf, lateManifest?: ManifestOf) {
     const clock = new VirtualClock();
     const origin = new FakeOrigin(clock);
     const signaling = new ManualSignaling(peerId(1));
@@ -453,11 +455,13 @@ describe('segment validation', () => {
     engine.setPlayback(vodAt(0));
     const banned: string[] = [];
     engine.on('peer-banned', (event) => banned.push(event.reason));
+    let peerRequests = 0;
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(5), { bytesPerS: 1e6, latencyMs: 5 });
     theirs.setEvents({
       message: (data) => {
         const message = decode(data);
         if (!message.ok || message.message.type !== 'request') return;
+        peerRequests++;
         const sequence = message.message.sequence;
         const bytes = origin.files.get(refs[sequence]!.url)!.slice();
         if (corrupt) bytes[1000] = bytes[1000]! ^ 0xff;
@@ -472,12 +476,15 @@ describe('segment validation', () => {
     signaling.events!.peer(mine);
     theirs.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
     theirs.send(encode({ type: 'availability', firstSequence: 0, states: [0, 0, 0, 0, 1] }));
+    if (lateManifest) {
+      clock.setTimeout(() => origin.files.set('https://origin.test/sha256.json', new TextEncoder().encode(JSON.stringify(lateManifest(origin.files)))), 1000);
+    }
     await clock.advance(50);
-    const load = engine.loadSegment(refs[4]!);
-    await clock.advance(4000);
+    const load = engine.loadSegment(refs[4]!); // needed in 8 s
+    await clock.advance(7000);
     const result = await load.result;
     expectSameBytes(result.bytes, origin.files.get(refs[4]!.url)); // the player only ever sees good bytes
-    return { result, banned, origin, refs };
+    return { result, banned, origin, refs, peerRequests, stats: engine.getStats() };
   }
 
   it('hands P2P bytes to the player once validateSegment returns true', async () => {
@@ -520,11 +527,23 @@ describe('segment validation', () => {
     expect(bad.banned).toHaveLength(1);
   });
 
-  it('refetches over HTTP without a ban when the manifest has no entry for the segment', async () => {
-    const { result, banned, origin } = await deliver({ integrityManifestUrl: 'https://origin.test/sha256.json' }, false, () => ({}));
+  it('refetches over HTTP without a ban when the manifest has no entry for the segment, downloading it from the peer only once', async () => {
+    const { result, banned, origin, peerRequests, stats } = await deliver({ integrityManifestUrl: 'https://origin.test/sha256.json' }, false, () => ({}));
     expect(result.source).toBe('http');
     expect(banned).toEqual([]);
-    expect(origin.requestsFor('https://origin.test/sha256.json').length).toBeGreaterThanOrEqual(1);
+    expect(origin.requestsFor('https://origin.test/sha256.json').length).toBeGreaterThanOrEqual(2); // looked again before giving up
+    expect(peerRequests).toBe(1);
+    expect(stats.p2pBytes).toBe(200_000);
+  });
+
+  it('keeps P2P bytes that a lagging manifest does not list yet, and hands them over once it does', async () => {
+    const manifest = (files: Map<string, Uint8Array>) =>
+      Object.fromEntries([...files].map(([url, bytes]) => [url.slice(url.lastIndexOf('/') + 1), sha256(bytes)]));
+    const { result, banned, peerRequests, stats } = await deliver({ integrityManifestUrl: 'https://origin.test/sha256.json' }, false, () => ({}), manifest);
+    expect(result.source).toBe('p2p');
+    expect(banned).toEqual([]);
+    expect(peerRequests).toBe(1);
+    expect(stats).toMatchObject({ p2pBytes: 200_000, httpBytes: 0 });
   });
 
   it('reads byte-range entries of a PeerTube manifest with inclusive ends', async () => {
