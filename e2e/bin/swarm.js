@@ -18,9 +18,9 @@ if (options === 'help') {
   console.log(usage);
   process.exit(0);
 }
-// An external stream needs the real network; a local one runs on loopback only.
-const loopbackOnly = !options.streamUrl || /^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(options.streamUrl);
-if (loopbackOnly) {
+// Our own origin and tracker run inside a loopback-only namespace with the viewers; an external
+// stream or tracker (even on this machine's loopback) is only reachable from the host network.
+if (!options.streamUrl && !options.trackerUrl) {
   const status = reexecInLoopbackNamespace(log);
   if (status !== null) process.exit(status);
 }
