@@ -590,7 +590,7 @@ export class ShoalEngine {
     const p2pAllowed = (sequence: number) => (stream.wastedP2P.get(sequence) ?? 0) < MAX_WASTED_P2P_TRANSFERS;
     const peers = [...stream.peers.values()]
       .filter((peer) => peer.handshaken && peer.remoteUploads)
-      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.has(sequence) && p2pAllowed(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
+      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && p2pAllowed(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
     const actions = plan({
       nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS: this.httpThroughputBytesPerS,
       windows, p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads,

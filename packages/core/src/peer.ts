@@ -128,6 +128,15 @@ export class PeerSession {
     return this.availability.get(sequence) === SegmentState.has;
   }
 
+  /**
+   * Whether we may ask this peer for the segment: it has it, and we did not cancel a transfer of
+   * it here recently. Chunks of a cancelled transfer may still be in the channel, and would be
+   * taken for the new transfer's (nothing in an ordered channel tells them apart).
+   */
+  mayRequest(sequence: number): boolean {
+    return this.has(sequence) && !this.cancelled.has(sequence);
+  }
+
   isFetching(sequence: number): boolean {
     return this.availability.get(sequence) === SegmentState.fetching;
   }

@@ -147,6 +147,32 @@ describe('engine', () => {
     expect(viewer.getStats().peers).toBe(0);
   });
 
+  it('does not ask a peer again for a segment it cancelled there, whose chunks may still be on the way', async () => {
+    const w = world();
+    const refs = makeSegments(w.origin, VOD, 10);
+    const other = 'https://origin.test/vod.m3u8|shoal1|bw=1600000';
+    w.tracker.link = { bytesPerS: 100_000, latencyMs: 10 }; // 2 s per segment: chunks queue in the channel
+    const holder = await seeded(w, 1, refs.slice(0, 4));
+    const viewer = w.make(2);
+    const banned: string[] = [];
+    viewer.on('peer-banned', (event) => banned.push(event.reason));
+    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    viewer.registerStream({ streamKey: other, isLive: false, segments: makeSegments(w.origin, other, 10) });
+    viewer.setPlayback({ ...vodAt(0), rate: 0 });
+    await w.clock.advance(800); // prefetching segment 1 from the holder, part-way
+    expect(viewer.getStats().p2pBytes).toBeGreaterThan(0);
+    // A quick switch away and back: the transfer of the rendition left is cancelled, then wanted again.
+    viewer.setActiveStream(other);
+    await w.clock.advance(30);
+    viewer.setActiveStream(VOD);
+    await w.clock.advance(20_000);
+    expect(banned).toEqual([]);
+    const loads = refs.slice(1, 4).map((ref) => viewer.loadSegment(ref));
+    await w.clock.advance(3000);
+    for (const [i, load] of loads.entries()) expectSameBytes((await load.result).bytes, w.origin.files.get(refs[i + 1]!.url));
+    expect(viewer.getStats().p2pBytes).toBeLessThanOrEqual(holder.getStats().uploadBytes);
+  });
+
   it('never uploads the buffer it handed to the player, even once the player detached it', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 4);
