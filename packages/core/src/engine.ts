@@ -121,6 +121,7 @@ export interface EngineStats {
   httpBytes: number;
   p2pBytes: number;
   uploadBytes: number;
+  /** Distinct remote peers connected, over all renditions (a peer in two rendition swarms counts once). */
   peers: number;
   bannedPeers: number;
   storeBytes: number;
@@ -320,17 +321,18 @@ export class ShoalEngine {
   }
 
   getStats(): EngineStats {
-    const totals = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0 };
+    const totals = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0 };
     const streams: Record<string, StreamStats> = {};
+    const peers = new Set<string>();
     for (const stream of this.streams.values()) {
       stream.stats.peers = stream.peers.size;
       streams[stream.key] = { ...stream.stats };
       totals.httpBytes += stream.stats.httpBytes;
       totals.p2pBytes += stream.stats.p2pBytes;
       totals.uploadBytes += stream.stats.uploadBytes;
-      totals.peers += stream.peers.size;
+      for (const peerId of stream.peers.keys()) peers.add(peerId);
     }
-    return { ...totals, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode, streams };
+    return { ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode, streams };
   }
 
   /** Stops everything: timers, transfers, peers, swarms, signaling. Pending loads reject with DESTROYED. */

@@ -255,6 +255,24 @@ describe('engine', () => {
     expect(w.tracker.peerRequests).toBeGreaterThan(before);
   });
 
+  it('counts a peer met in two rendition swarms once at the top level, and once in each stream', async () => {
+    const w = world();
+    const hd = 'https://origin.test/live.m3u8|shoal1|bw=5000000';
+    const both = [w.make(1), w.make(2)];
+    for (const engine of both) {
+      engine.registerStream({ streamKey: LIVE, isLive: true, segments: makeSegments(w.origin, LIVE, 3) });
+      engine.registerStream({ streamKey: hd, isLive: true, segments: makeSegments(w.origin, hd, 3) });
+      engine.setActiveStream(hd); // the previous rendition's swarm stays joined
+    }
+    await w.clock.advance(500);
+    for (const engine of both) {
+      const stats = engine.getStats();
+      expect(stats.peers).toBe(1);
+      expect(stats.streams[LIVE]!.peers).toBe(1);
+      expect(stats.streams[hd]!.peers).toBe(1);
+    }
+  });
+
   it('leaves no timer, peer or swarm after destroy()', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 10);
