@@ -44,6 +44,8 @@ const PEER_REQUEST_INTERVAL_MS = 5000;
 const MAX_INTEGRITY_CHECKS = 3;
 /** P2P transfers of one segment whose bytes were thrown away (cancelled, peer gone, unverifiable) before P2P gives up on it. */
 const MAX_WASTED_P2P_TRANSFERS = 2;
+/** Live-edge seeding: how long a relayed "fetching" may stand without a transfer of our own behind it. */
+const RELAY_TTL_MS = 3000;
 /** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
 const PREFETCH_STORE_SHARE = 0.5;
 
@@ -175,6 +177,12 @@ interface Stream {
   waiters: Map<number, Waiter[]>;
   /** Live-edge seeding: segments this peer was elected to fetch from the origin, and from when. */
   seedAt: Map<number, number>;
+  /**
+   * Live-edge seeding: new segments we announced as "fetching" because a neighbour fetches or has
+   * them (we will fetch them from it), so that peers beyond our neighbours hold back their own
+   * origin fetch. Value: when, or -1 once withdrawn.
+   */
+  relayed: Map<number, number>;
   /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
   wastedP2P: Map<number, number>;
   bytesPerS: number;
@@ -256,6 +264,8 @@ export class ShoalEngine {
     stream.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
     for (const sequence of stream.seedAt.keys()) if (!refs.has(sequence)) stream.seedAt.delete(sequence);
     for (const sequence of stream.wastedP2P.keys()) if (!refs.has(sequence)) stream.wastedP2P.delete(sequence);
+    const oldest = stream.ordered[0]?.sequence ?? 0;
+    for (const sequence of stream.relayed.keys()) if (sequence < oldest) stream.relayed.delete(sequence);
     if (stream.isLive && wasRegistered) this.electSeeders(stream, fresh);
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
@@ -361,7 +371,7 @@ export class ShoalEngine {
     if (!stream) {
       stream = {
         key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches: new Map(), waiters: new Map(), seedAt: new Map(), wastedP2P: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
+        fetches: new Map(), waiters: new Map(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
         stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
         lastPeerRequestMs: -Infinity,
       };
@@ -421,7 +431,10 @@ export class ShoalEngine {
         this.emit('peer-connect', { streamKey: stream.key, peerId: peer.id });
         this.scheduleTick(0);
       },
-      onAvailability: () => this.scheduleTick(0),
+      onAvailability: (peer, sequence) => {
+        if (sequence !== undefined && (peer.isFetching(sequence) || peer.has(sequence))) this.relaySeeding(stream, sequence);
+        this.scheduleTick(0);
+      },
       onProgress: (peer, sequence, chunk) => {
         const fetch = stream.fetches.get(sequence);
         if (!fetch || fetch.peer !== peer) return;
@@ -502,6 +515,39 @@ export class ShoalEngine {
     }
   }
 
+  /**
+   * Live-edge seeding beyond our neighbours: a peer knows only its direct neighbours, so where
+   * views differ, several peers elect themselves for the same new segment. When a neighbour
+   * fetches (or has) a segment at or past our live edge, we say "fetching" too (we will get it
+   * from that neighbour): the news crosses the swarm in a few channel latencies, before any
+   * staggered self-elected fetcher starts. A relay with no transfer of ours behind it is
+   * withdrawn after RELAY_TTL_MS. A relay says that someone fetches, not how many: with
+   * seedersPerSegment > 1 (independent origin copies wanted) there is none.
+   */
+  private relaySeeding(stream: Stream, sequence: number): void {
+    const { upload, p2pDownload, seedersPerSegment } = this.options;
+    if (!stream.isLive || stream.key !== this.activeKey || !upload || !p2pDownload || seedersPerSegment !== 1) return;
+    const edge = stream.ordered[stream.ordered.length - 1]?.sequence;
+    if (edge === undefined || sequence < edge || stream.relayed.has(sequence)) return;
+    if (stream.fetches.has(sequence) || this.store.has(stream.key, sequence)) return;
+    stream.relayed.set(sequence, this.clock.now());
+    this.announce(stream, sequence, SegmentState.fetching);
+  }
+
+  /** Withdraws relays that no transfer of ours took over in time; returns when to look again. */
+  private expireRelays(stream: Stream, now: number): number {
+    let nextMs = Infinity;
+    for (const [sequence, atMs] of stream.relayed) {
+      if (atMs < 0) continue;
+      if (stream.fetches.has(sequence) || this.store.has(stream.key, sequence)) stream.relayed.set(sequence, -1);
+      else if (now >= atMs + RELAY_TTL_MS) {
+        stream.relayed.set(sequence, -1);
+        this.announce(stream, sequence, SegmentState.none);
+      } else nextMs = Math.min(nextMs, atMs + RELAY_TTL_MS);
+    }
+    return nextMs;
+  }
+
   // ---- scheduling ----
 
   private scheduleTick(delayMs: number): void {
@@ -529,6 +575,7 @@ export class ShoalEngine {
         nextMs = Math.min(nextMs, stream.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS);
       }
       nextMs = Math.min(nextMs, this.planStream(stream, active, now));
+      if (stream.relayed.size > 0) nextMs = Math.min(nextMs, this.expireRelays(stream, now));
     }
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
   }
@@ -584,7 +631,9 @@ export class ShoalEngine {
         p2p: fetch?.kind === 'p2p' && progress ? { peerId: fetch.peer!.id, ...progress } : undefined,
         seedAtMs: stream.seedAt.get(sequence),
         comingFromPeer: this.anyPeer(stream, (peer) => peer.isFetching(sequence)),
-        seedSatisfied: stream.seedAt.has(sequence) && this.countPeers(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence)) >= this.options.seedersPerSegment,
+        // "fetching" cannot tell an origin fetch from a P2P one: with seedersPerSegment > 1 (independent
+        // origin copies wanted), every elected peer fetches its own.
+        seedSatisfied: stream.seedAt.has(sequence) && this.options.seedersPerSegment === 1 && this.anyPeer(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence)),
       });
     }
     if (segments.length === 0) return parkedWakeMs;
@@ -626,12 +675,6 @@ export class ShoalEngine {
   private anyPeer(stream: Stream, test: (peer: PeerSession) => boolean): boolean {
     for (const peer of stream.peers.values()) if (test(peer)) return true;
     return false;
-  }
-
-  private countPeers(stream: Stream, test: (peer: PeerSession) => boolean): number {
-    let count = 0;
-    for (const peer of stream.peers.values()) if (test(peer)) count++;
-    return count;
   }
 
   // ---- transfers ----

@@ -41,9 +41,17 @@ export interface EngineOptions {
   p2pWindowS: number;
   /** Concurrent P2P downloads at most, over all peers (one per peer). */
   maxP2PDownloads: number;
-  /** Live: how many peers, among those this peer knows, fetch a new segment from the origin. */
+  /**
+   * Live: how many peers, among those this peer knows, fetch a new segment from the origin. With 1,
+   * peers also relay a neighbour's "fetching" to theirs, so that peers that do not know each other
+   * do not both fetch it; with more, only direct announcements count.
+   */
   seedersPerSegment: number;
-  /** Live: elected origin fetchers start within this spread, best-ranked first, so that a neighbour's start can pre-empt a duplicate fetch. */
+  /**
+   * Live: elected origin fetchers start within this spread, best-ranked first, so that the news of
+   * a better-ranked peer's fetch (relayed from neighbour to neighbour) pre-empts a duplicate
+   * fetch. The best of N peers starts after about this / (N + 1).
+   */
   seedStaggerMs: number;
   /** How often the scheduler re-plans while there is work in flight. */
   tickIntervalMs: number;
@@ -71,7 +79,7 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   p2pWindowS: 60,
   maxP2PDownloads: 4,
   seedersPerSegment: 1,
-  seedStaggerMs: 600,
+  seedStaggerMs: 2000,
   tickIntervalMs: 250,
   validateSegment: undefined,
   integrityManifestUrl: undefined,

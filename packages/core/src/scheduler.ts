@@ -89,7 +89,7 @@ export interface SegmentPlan {
   seedAtMs: number | undefined;
   /** A connected peer announced it is fetching this segment: it should be available soon. */
   comingFromPeer: boolean;
-  /** Live-edge seeding: enough peers (seedersPerSegment) already fetch or have it; an elected fetch would be a duplicate. */
+  /** Live-edge seeding: another peer already fetches or has it; an elected fetch would be a duplicate. */
   seedSatisfied: boolean;
 }
 
@@ -191,8 +191,11 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       if (segment.requested) actions.push({ type: 'http', sequence: segment.sequence, reason: 'urgent' });
       continue;
     }
-    if (segment.seedAtMs !== undefined && segment.requested) {
-      actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
+
+    // An elected origin fetcher, unless someone else already fetches or has the segment.
+    if (segment.seedAtMs !== undefined && !segment.seedSatisfied) {
+      if (segment.seedAtMs <= nowMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
+      else wake(segment.seedAtMs);
       continue;
     }
 
@@ -219,11 +222,6 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       continue;
     }
 
-    if (segment.seedAtMs !== undefined && !segment.seedSatisfied) {
-      if (segment.seedAtMs <= nowMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
-      else wake(segment.seedAtMs);
-      continue;
-    }
     if (!segment.requested) continue;
     // Worth waiting only if some peer is expected to get it: one is fetching it, or (live)
     // elected peers will fetch each new segment from the origin.
