@@ -208,6 +208,8 @@ export class ShoalEngine {
   private playback: PlaybackState | undefined;
   private playbackAtMs = 0;
   private httpThroughputBytesPerS: number;
+  /** Origin throughput from measurements only (no assumed start value); undefined before the first. */
+  private measuredHttpBytesPerS: number | undefined;
   private tickTimer: TimerId | undefined;
   private tickAtMs = Infinity;
   private destroyed = false;
@@ -293,6 +295,15 @@ export class ShoalEngine {
     // Renditions share the media timeline: what is behind the playhead is behind it in every rendition.
     for (const key of this.streams.keys()) this.store.setPlayhead(key, state.positionS);
     this.scheduleTick(0);
+  }
+
+  /**
+   * Origin throughput measured over this engine's own HTTP transfers (player loads, live-edge
+   * seeding, Range resumes), bytes/s, or undefined before the first transfer large enough to time.
+   * What an HTTP-only player would see: adapters report P2P deliveries to the player's ABR at this rate.
+   */
+  get measuredHttpThroughputBytesPerS(): number | undefined {
+    return this.measuredHttpBytesPerS;
   }
 
   /** The latency mode in effect (auto resolved). */
@@ -735,7 +746,9 @@ export class ShoalEngine {
         if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
         const elapsedMs = this.clock.now() - startedMs;
         if (body.length >= 32 * 1024 && elapsedMs > 0) {
-          this.httpThroughputBytesPerS = 0.7 * this.httpThroughputBytesPerS + 0.3 * ((body.length / elapsedMs) * 1000);
+          const bytesPerS = (body.length / elapsedMs) * 1000;
+          this.httpThroughputBytesPerS = 0.7 * this.httpThroughputBytesPerS + 0.3 * bytesPerS;
+          this.measuredHttpBytesPerS = this.measuredHttpBytesPerS === undefined ? bytesPerS : 0.7 * this.measuredHttpBytesPerS + 0.3 * bytesPerS;
         }
         if (received === 0) {
           // A client that does not report chunks: count the body once.

@@ -314,6 +314,22 @@ describe('engine', () => {
     await w.clock.advance(2000);
     expect(w.origin.bytesServed).toBe(served);
   });
+
+  it('measures origin throughput from its own HTTP transfers only, with no assumed start value', async () => {
+    const w = world();
+    w.origin.bytesPerS = 500_000;
+    const refs = makeSegments(w.origin, VOD, 3);
+    const engine = w.make(1, { initialHttpThroughputBytesPerS: 50_000_000 });
+    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    engine.setPlayback(vodAt(0));
+    expect(engine.measuredHttpThroughputBytesPerS).toBeUndefined();
+    const load = engine.loadSegment(refs[0]!);
+    await w.clock.advance(1000);
+    expect((await load.result).source).toBe('http');
+    // 200 kB in 20 ms of latency + 400 ms of transfer: 476 kB/s, not pulled towards the assumed 50 MB/s.
+    expect(engine.measuredHttpThroughputBytesPerS).toBeGreaterThan(450_000);
+    expect(engine.measuredHttpThroughputBytesPerS).toBeLessThan(500_000);
+  });
 });
 
 describe('live-edge seeding', () => {
