@@ -50,7 +50,6 @@ export class ShoalHls {
   private streamKeys: string[] = [];
   private liveLevels = new Map<number, { live: boolean; edgeS: number | undefined }>();
   private media: HTMLMediaElement | null = null;
-  private parseDelayMs = 0;
   private readonly unsubscribe: (() => void)[] = [];
   private destroyed = false;
 
@@ -75,9 +74,8 @@ export class ShoalHls {
       timing: (source, bytes, requestMs, firstByteMs, joined) =>
         loadingTiming({
           source, bytes, requestMs, firstByteMs, joinedTransfer: joined, nowMs: performance.now(),
-          estimateBitsPerS: Number.isFinite(hls.bandwidthEstimate) ? hls.bandwidthEstimate : config.abrEwmaDefaultEstimate,
-          ttfbEstimateMs: Number.isFinite(hls.ttfbEstimate) ? hls.ttfbEstimate : 0,
-          parseDelayMs: this.parseDelayMs,
+          originBytesPerS: this.engine.measuredHttpThroughputBytesPerS,
+          ttfbEstimateMs: hls.ttfbEstimate,
         }),
     });
     // hls.js reads config.fLoader on every fragment load, so installing it here, before loadSource(), takes effect.
@@ -146,12 +144,6 @@ export class ShoalHls {
     on(Events.MEDIA_ATTACHED, (_event, { media }) => this.attachMedia(media));
     on(Events.MEDIA_DETACHING, () => this.attachMedia(null));
     on(Events.BUFFER_APPENDED, () => this.reportPlayback());
-    on(Events.FRAG_BUFFERED, (_event, { frag, stats }) => {
-      // How long hls.js takes from the end of loading to the end of parsing (worker on or off): see loader-stats.ts.
-      if (frag.type !== 'main' || typeof frag.sn !== 'number') return;
-      const delayMs = stats.parsing.end - stats.loading.end;
-      if (delayMs >= 0 && delayMs < 10_000) this.parseDelayMs = 0.8 * this.parseDelayMs + 0.2 * delayMs;
-    });
     on(Events.DESTROYING, () => this.destroy());
   }
 

@@ -11,7 +11,7 @@ import type {
   LoaderContext,
   LoaderStats,
 } from 'hls.js';
-import type { LoadingTiming } from './loader-stats.js';
+import type { ReportedTiming } from './loader-stats.js';
 
 /** What the loader needs from the integration; one per attached hls.js instance. */
 export interface FragmentLoaderHost {
@@ -21,7 +21,7 @@ export interface FragmentLoaderHost {
   segmentFor(context: FragmentLoaderContext): SegmentRef | undefined;
   loadSegment(ref: SegmentRef, onProgress: () => void): SegmentLoad;
   /** Timings for a load that did not come from a fresh origin request (see loader-stats.ts). */
-  timing(source: SegmentSource, bytes: number, requestMs: number, firstByteMs: number | undefined, joined: boolean): LoadingTiming;
+  timing(source: SegmentSource, bytes: number, requestMs: number, firstByteMs: number | undefined, joined: boolean): ReportedTiming;
 }
 
 export type FragmentLoaderClass = new (config: HlsConfig) => Loader<FragmentLoaderContext>;
@@ -120,7 +120,11 @@ export function createFragmentLoaderClass(host: FragmentLoaderHost): FragmentLoa
       const bytes = result.bytes.byteLength;
       // The engine's firstByteMs equals requestMs when the bytes were already on their way before hls.js asked.
       const joined = result.source === 'http' && result.timing.firstByteMs <= result.timing.requestMs;
-      stats.loading = host.timing(result.source, bytes, requestMs, firstByteMs, joined);
+      const timing = host.timing(result.source, bytes, requestMs, firstByteMs, joined);
+      stats.loading = timing.loading;
+      // hls.js leaves aborted loads out of its bandwidth estimate (abr-controller onFragBuffered), and
+      // nothing else of a completed load reads the flag.
+      stats.aborted = !timing.sampled;
       stats.loaded = stats.total = bytes;
       stats.chunkCount = 1;
       const data = ownBuffer(result.bytes);

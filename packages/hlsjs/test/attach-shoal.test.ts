@@ -40,9 +40,10 @@ class FakeHls {
 
 class FakeHttp implements HttpClient {
   readonly requests: HttpRequest[] = [];
+  constructor(private readonly sizeBytes = 40_000) {}
   fetch(request: HttpRequest) {
     this.requests.push(request);
-    const bytes = new Uint8Array(40_000).fill(this.requests.length);
+    const bytes = new Uint8Array(this.sizeBytes).fill(this.requests.length);
     const body = new Promise<Uint8Array>((resolve) =>
       setTimeout(() => {
         request.onData?.(bytes);
@@ -80,9 +81,9 @@ function loadThrough(hls: FakeHls, ctx: FragmentLoaderContext) {
 let shoal: ShoalHls | undefined;
 afterEach(() => shoal?.destroy());
 
-function attached() {
+function attached(segmentBytes = 40_000) {
   const hls = new FakeHls();
-  const http = new FakeHttp();
+  const http = new FakeHttp(segmentBytes);
   shoal = attachShoal(hls as unknown as Hls, { httpClient: http });
   hls.trigger(Events.MANIFEST_LOADING, { url: MANIFEST });
   hls.levels = LEVELS;
@@ -118,6 +119,29 @@ describe('attachShoal', () => {
     const again = loadThrough(hls, context(1));
     await again.done;
     expect(again.received.data!.byteLength).toBe(40_000);
+  });
+
+  it("reports a store hit to hls.js's ABR at the origin throughput the engine measured", async () => {
+    const { hls, shoal } = attached();
+    await loadThrough(hls, context(1)).done;
+    const originBytesPerS = shoal.engine.measuredHttpThroughputBytesPerS!;
+    expect(originBytesPerS).toBeGreaterThan(0);
+    const hit = loadThrough(hls, context(1));
+    await hit.done;
+    const { loading, aborted } = hit.received.stats!;
+    expect(aborted).toBe(false);
+    expect(loading.first - loading.start).toBe(hls.ttfbEstimate);
+    expect(loading.end - loading.first).toBeCloseTo((40_000 / originBytesPerS) * 1000, 6);
+  });
+
+  it("leaves a store hit out of hls.js's ABR while the engine has timed no origin transfer", async () => {
+    const { hls, shoal } = attached(20_000); // too small to time
+    await loadThrough(hls, context(1)).done;
+    expect(shoal.engine.measuredHttpThroughputBytesPerS).toBeUndefined();
+    const hit = loadThrough(hls, context(1));
+    await hit.done;
+    expect(hit.calls).toEqual(['progress', 'success']);
+    expect(hit.received.stats!.aborted).toBe(true);
   });
 
   it('leaves init segments, other playlists types and LL-HLS parts to the loader hls.js would use', () => {
