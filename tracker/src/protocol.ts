@@ -2,11 +2,18 @@
 // JSON text frames; `info_hash`, `peer_id`, `to_peer_id` and `offer_id` are 20-character
 // "binary strings" (one char per byte, code points 0-255). This module turns one received
 // frame into a validated request, or into the failure reason to send back. No I/O here.
+// (Announces and answers arriving as text frames take the byte-level fast path in
+// frame-reader.ts first; this parser decides everything else.)
+//
+// Values the tracker relays (offers, answers, ids) are kept as JSON slices, so relaying them
+// never re-serializes them.
 
+import { jsonSliceOf, type JsonSlice } from './json-slice.js';
 import type { AnnounceEvent } from './swarm-registry.js';
 
 export interface RelayOffer {
-  offer: object;
+  /** The `offer` object (an SDP description), as JSON. */
+  offer: JsonSlice;
   offerId: string;
 }
 
@@ -27,7 +34,8 @@ export interface AnswerRequest {
   peerId: string;
   toPeerId: string;
   offerId: string;
-  answer: object;
+  /** The `answer` object (an SDP description), as JSON. */
+  answer: JsonSlice;
 }
 
 export interface ScrapeRequest {
@@ -73,7 +81,8 @@ export function hexToBinaryId(hex: string): string | null {
   return id;
 }
 
-const EVENTS: Record<string, AnnounceEvent> = {
+/** Announce events by name; a null prototype, so `constructor` and the like are not events. */
+export const EVENTS: Record<string, AnnounceEvent | undefined> = Object.assign(Object.create(null) as Record<string, AnnounceEvent>, {
   started: 'started',
   update: 'update',
   completed: 'completed',
@@ -82,7 +91,7 @@ const EVENTS: Record<string, AnnounceEvent> = {
   // bittorrent-tracker treats a missing or "empty" event as a plain update.
   empty: 'update',
   '': 'update',
-};
+});
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -111,7 +120,7 @@ function parseAnnounce(message: Record<string, unknown>, limits: ParseLimits): T
     if (!isBinaryId(message.to_peer_id)) return fail('invalid `to_peer_id` (required with `answer`)');
     if (!isBinaryId(message.offer_id)) return fail('invalid `offer_id` (required with `answer`)');
     if (!isObject(message.answer)) return fail('invalid `answer`');
-    return { kind: 'answer', infoHash, peerId, toPeerId: message.to_peer_id, offerId: message.offer_id, answer: message.answer };
+    return { kind: 'answer', infoHash, peerId, toPeerId: message.to_peer_id, offerId: message.offer_id, answer: jsonSliceOf(message.answer) };
   }
 
   const eventName = message.event === undefined ? 'update' : message.event;
@@ -129,7 +138,7 @@ function parseAnnounce(message: Record<string, unknown>, limits: ParseLimits): T
     for (let i = 0; i < usable; i++) {
       const entry: unknown = message.offers[i];
       if (!isObject(entry) || !isObject(entry.offer) || !isBinaryId(entry.offer_id)) return fail('invalid `offers`');
-      offers.push({ offer: entry.offer, offerId: entry.offer_id });
+      offers.push({ offer: jsonSliceOf(entry.offer), offerId: entry.offer_id });
     }
   }
   let numwant = offers.length;

@@ -46,11 +46,12 @@ class UwsConnection extends Connection {
     super(ip, origin);
   }
 
-  send(text: string): boolean {
+  send(frame: string | Uint8Array): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
-    const status = ws.send(text, false);
-    if (status === 2 || ws.getBufferedAmount() > this.limits.maxBackpressureBytes) {
+    // 0: sent with nothing buffered; 1: sent but data is buffered; 2: dropped.
+    const status = ws.send(frame, false);
+    if (status !== 0 && (status === 2 || ws.getBufferedAmount() > this.limits.maxBackpressureBytes)) {
       this.limits.onSlow();
       this.close(CLOSE_TRY_AGAIN_LATER, 'too slow: backpressure limit');
       return false;
@@ -172,10 +173,13 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
       connectionsOpened++;
     },
-    message(ws, message) {
+    message(ws, message, isBinary) {
       const connection = ws.getUserData().connection;
       try {
-        engine.handleMessage(connection, Buffer.from(message).toString('utf8'), Date.now());
+        // uWS has checked that a text frame is valid UTF-8, so the engine may read its bytes
+        // directly; a binary frame is decoded (invalid bytes become U+FFFD) before parsing.
+        const frame = isBinary ? Buffer.from(message).toString('utf8') : Buffer.from(message);
+        engine.handleMessage(connection, frame, Date.now());
       } catch (error) {
         // A bug must cost one socket, not the process and every other peer with it.
         logger.error('message handling failed; closing that socket', { error: error instanceof Error ? error.stack ?? error.message : String(error), ip: connection.ip });

@@ -2,13 +2,18 @@
 // announce/answer/scrape, offer and answer relay. The server adapter (uWS) only moves text
 // frames in and out and reports closes.
 
-import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest } from './protocol.js';
+import { readFrame } from './frame-reader.js';
+import { FrameWriter, framePart } from './frame-writer.js';
+import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
 import { SwarmRegistry, type PeerEntry } from './swarm-registry.js';
 
 /** The socket as the engine sees it. */
 export interface ClientSocket {
-  /** Sends one text frame; returns false when the socket was over its backpressure limit. */
-  send(text: string): boolean;
+  /**
+   * Sends one text frame, given as a string or as its UTF-8 bytes (valid only during the call:
+   * copy them to keep them); returns false when the socket was over its backpressure limit.
+   */
+  send(frame: string | Uint8Array): boolean;
   /** Closes with a WebSocket close code and a short reason. */
   close(code: number, reason: string): void;
 }
@@ -44,7 +49,7 @@ export abstract class Connection implements ClientSocket {
     readonly origin: string,
   ) {}
 
-  abstract send(text: string): boolean;
+  abstract send(frame: string | Uint8Array): boolean;
   abstract close(code: number, reason: string): void;
 
   /** This connection's peer in a swarm. */
@@ -102,6 +107,19 @@ export interface EngineCounters {
 export const CLOSE_POLICY = 1008;
 /** An invalid message costs this many rate-limit tokens, so garbage gets a socket closed fast. */
 const INVALID_MESSAGE_COST = 5;
+const textDecoder = new TextDecoder();
+
+// Constant parts of the frames the engine relays, in bittorrent-tracker's key order.
+const RESPONSE_START = framePart('{"action":"announce","interval":');
+const RESPONSE_INFO_HASH = framePart(',"info_hash":');
+const RESPONSE_COMPLETE = framePart(',"complete":');
+const RESPONSE_INCOMPLETE = framePart(',"incomplete":');
+const OFFER_START = framePart('{"action":"announce","offer":');
+const ANSWER_START = framePart('{"action":"announce","answer":');
+const RELAY_OFFER_ID = framePart(',"offer_id":');
+const RELAY_PEER_ID = framePart(',"peer_id":');
+const RELAY_INFO_HASH = framePart(',"info_hash":');
+const FRAME_END = framePart('}');
 
 export class TrackerEngine {
   readonly registry = new SwarmRegistry<Connection>();
@@ -121,10 +139,13 @@ export class TrackerEngine {
   allowedInfoHashes: ReadonlySet<string> | null = null;
   private readonly options: EngineOptions;
   private readonly intervalSec: number;
+  private readonly writer = new FrameWriter();
+  private readonly parseLimits: { maxOffers: number; maxScrapeInfoHashes: number };
 
   constructor(options: EngineOptions) {
     this.options = options;
     this.intervalSec = options.announceIntervalSec;
+    this.parseLimits = { maxOffers: options.maxOffersPerAnnounce, maxScrapeInfoHashes: options.maxScrapeInfoHashes };
     this.registry.onPeerRemoved = (peer) => {
       peer.owner.dropPeer(peer);
     };
@@ -136,15 +157,19 @@ export class TrackerEngine {
     connection.refilledMs = nowMs;
   }
 
-  handleMessage(connection: Connection, text: string, nowMs: number): void {
+  /**
+   * One received frame: its text, or its UTF-8 bytes (which must be valid UTF-8, as uWS ensures
+   * for text frames; they are not kept after the call).
+   */
+  handleMessage(connection: Connection, frame: string | Uint8Array, nowMs: number): void {
     if (connection.closed) return;
     this.counters.messages++;
     if (!this.takeToken(connection, nowMs, 1)) return;
 
-    const request = parseRequest(text, {
-      maxOffers: this.options.maxOffersPerAnnounce,
-      maxScrapeInfoHashes: this.options.maxScrapeInfoHashes,
-    });
+    const limits = this.parseLimits;
+    let request: TrackerRequest | null;
+    if (typeof frame === 'string') request = parseRequest(frame, limits);
+    else request = readFrame(frame, limits) ?? parseRequest(textDecoder.decode(frame), limits);
     switch (request.kind) {
       case 'announce':
         this.counters.announces++;
@@ -243,14 +268,20 @@ export class TrackerEngine {
     }
 
     const swarm = result.swarm;
+    const writer = this.writer;
     connection.send(
-      JSON.stringify({
-        action: 'announce',
-        interval: this.intervalSec,
-        info_hash: infoHash,
-        complete: swarm.complete,
-        incomplete: swarm.incomplete,
-      }),
+      writer
+        .begin()
+        .part(RESPONSE_START)
+        .integer(this.intervalSec)
+        .part(RESPONSE_INFO_HASH)
+        .binaryId(infoHash)
+        .part(RESPONSE_COMPLETE)
+        .integer(swarm.complete)
+        .part(RESPONSE_INCOMPLETE)
+        .integer(swarm.incomplete)
+        .part(FRAME_END)
+        .frame(),
     );
 
     if (!peer || request.numwant === 0) return;
@@ -259,7 +290,18 @@ export class TrackerEngine {
       const offer = request.offers[i]!;
       const target = targets[i]!.owner;
       target.send(
-        JSON.stringify({ action: 'announce', offer: offer.offer, offer_id: offer.offerId, peer_id: peerId, info_hash: infoHash }),
+        writer
+          .begin()
+          .part(OFFER_START)
+          .slice(offer.offer)
+          .part(RELAY_OFFER_ID)
+          .binaryId(offer.offerId)
+          .part(RELAY_PEER_ID)
+          .binaryId(peerId)
+          .part(RELAY_INFO_HASH)
+          .binaryId(infoHash)
+          .part(FRAME_END)
+          .frame(),
       );
       this.counters.offersRelayed++;
     }
@@ -293,13 +335,18 @@ export class TrackerEngine {
     const target = self.swarm.byId.get(request.toPeerId);
     if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
     target.owner.send(
-      JSON.stringify({
-        action: 'announce',
-        answer: request.answer,
-        offer_id: request.offerId,
-        peer_id: request.peerId,
-        info_hash: infoHash,
-      }),
+      this.writer
+        .begin()
+        .part(ANSWER_START)
+        .slice(request.answer)
+        .part(RELAY_OFFER_ID)
+        .binaryId(request.offerId)
+        .part(RELAY_PEER_ID)
+        .binaryId(request.peerId)
+        .part(RELAY_INFO_HASH)
+        .binaryId(infoHash)
+        .part(FRAME_END)
+        .frame(),
     );
     this.counters.answersRelayed++;
   }

@@ -229,4 +229,42 @@ describe('protocol details of the shoal tracker', () => {
     const files = (await watcher.next((m) => m.action === 'scrape')).files as Record<string, Message>;
     expect(files[hash]).toMatchObject({ incomplete: 1 });
   });
+
+  it('relays offers and answers as the bytes they were sent in, escapes and non-ASCII included, as valid JSON', async () => {
+    const hash = binaryId('bytes');
+    const alice = await connect();
+    await join(alice, hash, 'alice');
+    const raw: string[] = [];
+    alice.socket.on('message', (data) => raw.push(data.toString()));
+    const bob = await connect();
+    const bobRaw: string[] = [];
+    bob.socket.on('message', (data) => bobRaw.push(data.toString()));
+    // Hand-written JSON: escapes JSON.stringify would not produce, raw non-ASCII, odd spacing.
+    const offerJson = '{ "type" : "offer", "sdp" : "v=0\\r\\na=x:\\u0041\\/\\"q\\" é 𝄞 \u2028 \\\\ end" , "n" : [1.5e3, true, null, {}] }';
+    const ids = { info_hash: hash, peer_id: binaryId('bob'), offer_id: binaryId('offer-b') };
+    bob.send(`{"action":"announce","event":"started","info_hash":${JSON.stringify(ids.info_hash)},"peer_id":${JSON.stringify(ids.peer_id)},"left":1,"numwant":1,"offers":[{"offer":${offerJson},"offer_id":${JSON.stringify(ids.offer_id)}}]}`);
+    const offer = await alice.next(isOffer);
+    expect(offer).toMatchObject({ peer_id: ids.peer_id, info_hash: hash, offer_id: ids.offer_id, offer: JSON.parse(offerJson) as object });
+    expect(raw.find((text) => text.includes('"offer":'))).toContain(`"offer":${offerJson},`);
+
+    const answerJson = '{"type":"answer","sdp":"v=0\\r\\nü\\t\\b\\f\\u00ff"}';
+    alice.send(`{"action":"announce","info_hash":${JSON.stringify(hash)},"peer_id":${JSON.stringify(binaryId('alice'))},"to_peer_id":${JSON.stringify(ids.peer_id)},"offer_id":${JSON.stringify(ids.offer_id)},"answer":${answerJson}}`);
+    expect(await bob.next(isAnswer)).toMatchObject({ peer_id: binaryId('alice'), offer_id: ids.offer_id, info_hash: hash, answer: JSON.parse(answerJson) as object });
+    expect(bobRaw.find((text) => text.includes('"answer":'))).toContain(`"answer":${answerJson},`);
+  });
+
+  it('parses binary frames as UTF-8 text, and closes a socket whose text frame is not valid UTF-8', async () => {
+    const hash = binaryId('binary');
+    const alice = await connect();
+    alice.socket.send(Buffer.from(JSON.stringify({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), left: 1, offers: [] })), { binary: true });
+    expect(await alice.next(isResponse)).toMatchObject({ info_hash: hash, incomplete: 1 });
+    const mallory = await connect();
+    const invalid = Buffer.concat([Buffer.from('{"action":"announce","info_hash":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    mallory.socket.send(invalid, { binary: false });
+    // uWS drops it (1006, no close frame) rather than relay bytes a browser would reject.
+    expect([1006, 1007]).toContain(await mallory.closed());
+    // The tracker keeps serving the others.
+    alice.send({ action: 'scrape', info_hash: hash });
+    expect(await alice.next((m) => m.action === 'scrape')).toMatchObject({ files: { [hash]: { incomplete: 1 } } });
+  });
 });
