@@ -73,6 +73,12 @@ export interface LoadTiming {
   /** When the first byte for this load arrived (never before requestMs). */
   firstByteMs: number;
   doneMs: number;
+  /**
+   * The one origin request that delivered the whole segment, when one did (absent when peers or the
+   * store supplied any of it). It may have started before requestMs (live-edge seeding) or after it
+   * (the engine waited for peers first): a player's ABR should time the origin from this request.
+   */
+  origin?: { requestMs: number; firstByteMs: number };
 }
 
 export interface LoadResult {
@@ -155,6 +161,8 @@ interface Fetch {
   httpBytes: number;
   startedMs: number;
   firstByteMs: number | undefined;
+  /** The origin request for the whole segment, if one runs or ran (not a Range resume). */
+  origin: { requestMs: number; firstByteMs: number | undefined } | undefined;
   seed: boolean;
   /** Integrity verdicts asked for these bytes so far. */
   checks: number;
@@ -693,7 +701,7 @@ export class ShoalEngine {
   private startFetch(stream: Stream, sequence: number, kind: 'http' | 'p2p', peer: PeerSession | undefined, seed = false): Fetch {
     const fetch: Fetch = {
       sequence, kind, peer, p2pPeer: peer, http: undefined, prefix: undefined, p2pBytes: 0, httpBytes: 0,
-      startedMs: this.clock.now(), firstByteMs: undefined, seed, checks: 0, parked: undefined,
+      startedMs: this.clock.now(), firstByteMs: undefined, origin: undefined, seed, checks: 0, parked: undefined,
     };
     stream.fetches.set(sequence, fetch);
     this.announce(stream, sequence, SegmentState.fetching);
@@ -726,6 +734,8 @@ export class ShoalEngine {
     const range =
       prefixLength > 0 && totalBytes !== undefined ? { start: base + prefixLength, end: base + totalBytes } : ref.byteRange;
     const startedMs = this.clock.now();
+    const origin = prefixLength > 0 ? undefined : { requestMs: startedMs, firstByteMs: undefined as number | undefined };
+    fetch.origin = origin;
     let received = 0;
     const transfer = this.http.fetch({
       url: ref.url,
@@ -733,6 +743,7 @@ export class ShoalEngine {
       onData: (chunk) => {
         if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
         fetch.firstByteMs ??= this.clock.now();
+        if (origin) origin.firstByteMs ??= this.clock.now();
         received += chunk.length;
         fetch.httpBytes += chunk.length;
         stream.stats.httpBytes += chunk.length;
@@ -824,7 +835,8 @@ export class ShoalEngine {
     let first = true;
     this.settle(stream, fetch.sequence, (waiter) => {
       const now = this.clock.now();
-      const timing = { requestMs: waiter.requestMs, firstByteMs: Math.max(fetch.firstByteMs ?? now, waiter.requestMs), doneMs: now };
+      const origin = fetch.origin && fetch.p2pBytes === 0 ? { requestMs: fetch.origin.requestMs, firstByteMs: fetch.origin.firstByteMs ?? now } : undefined;
+      const timing: LoadTiming = { requestMs: waiter.requestMs, firstByteMs: Math.max(fetch.firstByteMs ?? now, waiter.requestMs), doneMs: now, ...(origin ? { origin } : {}) };
       // The store copied the bytes: the first load may take this buffer, the others get copies.
       const own = first ? bytes : bytes.slice();
       first = false;

@@ -88,6 +88,7 @@ describe('engine', () => {
     expect(holder.getStats().uploadBytes).toBe(viewer.getStats().p2pBytes);
     expect(result.timing.doneMs).toBeGreaterThanOrEqual(result.timing.firstByteMs);
     expect(result.timing.firstByteMs).toBeGreaterThanOrEqual(result.timing.requestMs);
+    expect(result.timing.origin).toBeUndefined();
   });
 
   it('prefetches ahead of the playhead over P2P only, within the window, and serves it from the store', async () => {
@@ -325,7 +326,11 @@ describe('engine', () => {
     expect(engine.measuredHttpThroughputBytesPerS).toBeUndefined();
     const load = engine.loadSegment(refs[0]!);
     await w.clock.advance(1000);
-    expect((await load.result).source).toBe('http');
+    const { source, timing } = await load.result;
+    expect(source).toBe('http');
+    // The origin request that delivered it, for the player's ABR: 20 ms of latency, then a 64 KiB first chunk.
+    expect(timing.origin!.firstByteMs - timing.origin!.requestMs).toBeCloseTo(20 + (65_536 / 500_000) * 1000, 6);
+    expect(timing.origin!.requestMs).toBeGreaterThanOrEqual(timing.requestMs);
     // 200 kB in 20 ms of latency + 400 ms of transfer: 476 kB/s, not pulled towards the assumed 50 MB/s.
     expect(engine.measuredHttpThroughputBytesPerS).toBeGreaterThan(450_000);
     expect(engine.measuredHttpThroughputBytesPerS).toBeLessThan(500_000);
