@@ -70,10 +70,10 @@ export class ShoalHls {
     this.loaderClass = createFragmentLoaderClass({
       fallback,
       segmentFor: (context) => this.segmentFor(context),
-      loadSegment: (ref, onProgress) => this.engine.loadSegment(ref, { onProgress }),
-      timing: (source, bytes, requestMs, firstByteMs, joined) =>
+      loadSegment: (ref) => this.engine.loadSegment(ref),
+      timing: (bytes, originRequest) =>
         loadingTiming({
-          source, bytes, requestMs, firstByteMs, joinedTransfer: joined, nowMs: performance.now(),
+          bytes, originRequest, nowMs: performance.now(),
           originBytesPerS: this.engine.measuredHttpThroughputBytesPerS,
           ttfbEstimateMs: hls.ttfbEstimate,
         }),

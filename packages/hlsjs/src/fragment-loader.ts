@@ -1,7 +1,7 @@
 // The fragment loader class hls.js constructs for every fragment (config.fLoader). Media
 // segments of the main rendition load through the engine; everything else (init segments,
 // alternate audio and subtitles, LL-HLS parts) goes to the loader hls.js would have used.
-import { isShoalError, type LoadResult, type SegmentLoad, type SegmentRef, type SegmentSource } from '@shoal/core';
+import { isShoalError, type LoadResult, type SegmentLoad, type SegmentRef } from '@shoal/core';
 import type {
   FragmentLoaderContext,
   HlsConfig,
@@ -19,9 +19,9 @@ export interface FragmentLoaderHost {
   readonly fallback: new (config: HlsConfig) => Loader<LoaderContext>;
   /** The engine's reference for this fragment, or undefined to use the fallback. */
   segmentFor(context: FragmentLoaderContext): SegmentRef | undefined;
-  loadSegment(ref: SegmentRef, onProgress: () => void): SegmentLoad;
-  /** Timings for a load that did not come from a fresh origin request (see loader-stats.ts). */
-  timing(source: SegmentSource, bytes: number, requestMs: number, firstByteMs: number | undefined, joined: boolean): ReportedTiming;
+  loadSegment(ref: SegmentRef): SegmentLoad;
+  /** Timings to report to hls.js's ABR (see loader-stats.ts); origin times are performance.now(). */
+  timing(bytes: number, originRequest: { startMs: number; firstByteMs: number } | undefined): ReportedTiming;
 }
 
 export type FragmentLoaderClass = new (config: HlsConfig) => Loader<FragmentLoaderContext>;
@@ -69,10 +69,7 @@ export function createFragmentLoaderClass(host: FragmentLoaderHost): FragmentLoa
       const stats = this.stats;
       const requestMs = performance.now();
       stats.loading.start = requestMs;
-      let firstByteMs: number | undefined;
-      const load = (this.load_ = host.loadSegment(ref, () => {
-        firstByteMs ??= performance.now();
-      }));
+      const load = (this.load_ = host.loadSegment(ref));
       const maxLoadTimeMs = config.loadPolicy?.maxLoadTimeMs ?? config.timeout;
       if (maxLoadTimeMs > 0 && Number.isFinite(maxLoadTimeMs)) {
         this.timeout = setTimeout(() => {
@@ -82,7 +79,7 @@ export function createFragmentLoaderClass(host: FragmentLoaderHost): FragmentLoa
         }, maxLoadTimeMs);
       }
       load.result.then(
-        (result) => this.succeed(result, requestMs, firstByteMs),
+        (result) => this.succeed(result, requestMs),
         (error: unknown) => {
           const failed = this.callbacks;
           if (!failed || load !== this.load_) return;
@@ -111,16 +108,20 @@ export function createFragmentLoaderClass(host: FragmentLoaderHost): FragmentLoa
       this.context = null;
     }
 
-    private succeed(result: LoadResult, requestMs: number, firstByteMs: number | undefined): void {
+    private succeed(result: LoadResult, requestMs: number): void {
       const callbacks = this.callbacks;
       const context = this.context;
       if (!callbacks || !context) return;
       this.finish();
       const { stats } = this;
       const bytes = result.bytes.byteLength;
-      // The engine's firstByteMs equals requestMs when the bytes were already on their way before hls.js asked.
-      const joined = result.source === 'http' && result.timing.firstByteMs <= result.timing.requestMs;
-      const timing = host.timing(result.source, bytes, requestMs, firstByteMs, joined);
+      // The engine's times, moved onto this loader's clock; a request made before hls.js asked is left out.
+      const { origin, requestMs: engineRequestMs } = result.timing;
+      const originRequest =
+        origin && origin.requestMs >= engineRequestMs
+          ? { startMs: requestMs + (origin.requestMs - engineRequestMs), firstByteMs: requestMs + (origin.firstByteMs - engineRequestMs) }
+          : undefined;
+      const timing = host.timing(bytes, originRequest);
       stats.loading = timing.loading;
       // hls.js leaves aborted loads out of its bandwidth estimate (abr-controller onFragBuffered), and
       // nothing else of a completed load reads the flag.

@@ -1,17 +1,17 @@
 // The timings the fragment loader reports to hls.js. hls.js's ABR samples bandwidth from them
 // (abr-controller onFragBuffered: loaded bytes over parsing.end - loading.start, less the TTFB),
 // so they decide its up- and down-switches; its next rendition would come from the origin, so the
-// samples must say what the origin would deliver. Bytes the origin sent for this request are
-// reported as they happened. Bytes from peers or the store, or from an origin transfer already
-// under way before hls.js asked, are timed as if they had come over HTTP at the origin throughput
+// samples must say what the origin would deliver. A segment the origin sent in one request made
+// after hls.js asked is reported as that request happened, from its own start: time the engine
+// spent waiting for peers or for an elected seeder first is no slowness of the origin (counted, it
+// made an instant download look like a 500 kbit/s one). Bytes from peers or the store, or from an
+// origin request made before hls.js asked (live-edge seeding), are timed as if they had come over HTTP at the origin throughput
 // the engine measures on all its own downloads (player loads, live-edge seeding, Range resumes):
 // ABR neither climbs because a peer on the LAN was fast nor falls because P2P took its time, and
 // it tracks the origin even when most segments come from peers. Before the engine has timed any
 // origin transfer there is nothing honest to report: the load is marked unsampled.
 // (Timing P2P at hls.js's own estimate instead feeds the estimator its own output: it stays
 // pinned at its start value, 500 kbit/s by default, and never up-switches.)
-import type { SegmentSource } from '@shoal/core';
-
 export interface LoadingTiming {
   start: number;
   first: number;
@@ -25,16 +25,14 @@ export interface ReportedTiming {
 }
 
 export interface TimingInputs {
-  source: SegmentSource;
   bytes: number;
-  /** performance.now() when hls.js called load(). */
-  requestMs: number;
-  /** performance.now() of the first progress for this load; undefined when none came. */
-  firstByteMs: number | undefined;
   /** performance.now() now, as the load completes. */
   nowMs: number;
-  /** Bytes had already been fetched (for another reason) when hls.js asked: real timing would flatter the origin. */
-  joinedTransfer: boolean;
+  /**
+   * The origin request that delivered the whole segment, if one did and it started once hls.js had
+   * asked (performance.now() times). One started earlier would flatter the origin: leave it out.
+   */
+  originRequest: { startMs: number; firstByteMs: number } | undefined;
   /** Origin throughput the engine measured, bytes/s; undefined before its first measurement. */
   originBytesPerS: number | undefined;
   /** hls.js's TTFB estimate, ms: what an origin request would have waited for its first byte. */
@@ -45,10 +43,11 @@ export interface TimingInputs {
 const MAX_REPORTED_TTFB_MS = 1000;
 
 export function loadingTiming(inputs: TimingInputs): ReportedTiming {
-  const { nowMs } = inputs;
-  if (inputs.source === 'http' && !inputs.joinedTransfer) {
-    const first = Math.min(nowMs, Math.max(inputs.requestMs, inputs.firstByteMs ?? nowMs));
-    return { loading: { start: inputs.requestMs, first, end: nowMs }, sampled: true };
+  const { nowMs, originRequest } = inputs;
+  if (originRequest) {
+    const start = Math.min(originRequest.startMs, nowMs);
+    const first = Math.min(nowMs, Math.max(start, originRequest.firstByteMs));
+    return { loading: { start, first, end: nowMs }, sampled: true };
   }
   const ttfbMs = Number.isFinite(inputs.ttfbEstimateMs) ? Math.max(0, Math.min(inputs.ttfbEstimateMs, MAX_REPORTED_TTFB_MS)) : 0;
   const origin = inputs.originBytesPerS;

@@ -10,19 +10,23 @@ function hlsBandwidthSample(loading: { start: number; first: number; end: number
 }
 
 const base: TimingInputs = {
-  source: 'p2p',
   bytes: 1_000_000,
-  requestMs: 10_000,
-  firstByteMs: 10_040,
   nowMs: 10_100,
-  joinedTransfer: false,
+  originRequest: undefined,
   originBytesPerS: 500_000,
   ttfbEstimateMs: 80,
 };
 
 describe('loader timings that keep hls.js ABR honest', () => {
-  it('reports an origin download exactly as it happened', () => {
-    expect(loadingTiming({ ...base, source: 'http' })).toEqual({ loading: { start: 10_000, first: 10_040, end: 10_100 }, sampled: true });
+  it('reports an origin download exactly as it happened, from its request', () => {
+    const originRequest = { startMs: 10_000, firstByteMs: 10_040 };
+    expect(loadingTiming({ ...base, originRequest })).toEqual({ loading: { start: 10_000, first: 10_040, end: 10_100 }, sampled: true });
+  });
+
+  it('leaves out the time the engine waited for peers before it asked the origin: no down-switch', () => {
+    // hls.js asked at 7000; peers had nothing, so the engine asked the origin at 10_000.
+    const { loading } = loadingTiming({ ...base, originRequest: { startMs: 10_000, firstByteMs: 10_040 } });
+    expect(hlsBandwidthSample(loading, base.bytes, base.nowMs, 80)).toBeCloseTo((8000 * base.bytes) / 60, -3);
   });
 
   it('times a segment from a fast peer as if the origin had sent it at its measured throughput: no up-switch', () => {
@@ -34,13 +38,11 @@ describe('loader timings that keep hls.js ABR honest', () => {
     expect(loading.first - loading.start).toBe(80);
   });
 
-  it('times a slow P2P transfer, a store hit or a joined origin transfer the same way: no down-switch', () => {
-    const slow = { ...base, requestMs: 0, firstByteMs: 5000, nowMs: 9000 };
-    expect(hlsBandwidthSample(loadingTiming(slow).loading, slow.bytes, slow.nowMs, 80)).toBeCloseTo(4_000_000, -3);
-    const stored = { ...base, source: 'store' as const, firstByteMs: undefined };
-    expect(hlsBandwidthSample(loadingTiming(stored).loading, stored.bytes, stored.nowMs, 80)).toBeCloseTo(4_000_000, -3);
-    const joined = { ...base, source: 'http' as const, joinedTransfer: true };
-    expect(hlsBandwidthSample(loadingTiming(joined).loading, joined.bytes, joined.nowMs, 80)).toBeCloseTo(4_000_000, -3);
+  it('times a slow P2P transfer, a store hit or a seeding transfer made before hls.js asked the same way: no down-switch', () => {
+    // Whatever the wall-clock time, only the size and the origin's measured throughput count.
+    for (const nowMs of [9000, 10_100, 60_000]) {
+      expect(hlsBandwidthSample(loadingTiming({ ...base, nowMs }).loading, base.bytes, nowMs, 80)).toBeCloseTo(4_000_000, -3);
+    }
   });
 
   it('leaves P2P out of the estimate before the engine has timed any origin transfer', () => {
@@ -96,10 +98,9 @@ describe("hls.js's estimator replayed over a live session served mostly by peers
       const requestMs = nowMs;
       const wallMs = source === 'http' ? originTtfbMs + (segmentBytes / originRate) * 1000 : source === 'p2p' ? 30 : 0;
       nowMs += wallMs;
-      const firstByteMs = source === 'store' ? undefined : requestMs + (source === 'http' ? originTtfbMs : 10);
+      const originRequest = source === 'http' ? { startMs: requestMs, firstByteMs: requestMs + originTtfbMs } : undefined;
       const { loading, sampled } = loadingTiming({
-        source, bytes: segmentBytes, requestMs, firstByteMs, nowMs, joinedTransfer: false,
-        originBytesPerS: measured ? originRate : undefined, ttfbEstimateMs: hls.ttfbEstimate,
+        bytes: segmentBytes, nowMs, originRequest, originBytesPerS: measured ? originRate : undefined, ttfbEstimateMs: hls.ttfbEstimate,
       });
       buffered(loading, segmentBytes, sampled, parseMs);
       estimates.push(hls.bandwidthEstimate);
