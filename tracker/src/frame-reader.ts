@@ -55,16 +55,145 @@ function binaryIdFromUtf8View(view: unknown): string | null {
   return count === view.length ? view : String.fromCharCode.apply(null, idCodes);
 }
 
-/** Finds values by key in JSON that is known to be valid; positions are byte offsets. */
-class ValidJsonScanner {
-  bytes: Buffer = Buffer.alloc(0);
-  /** Set by `members` when a key had an escape (its raw bytes may not be what it means). */
-  escapedKey = false;
+/** Where the relayed objects sit in a frame, as byte offsets [start, end). */
+interface RelayedRanges {
+  /** The `answer` value (the last one, like JSON.parse), or start -1. */
+  answerStart: number;
+  answerEnd: number;
+  /** Per element of the `offers` array (up to a limit): its `offer` value, or -1 when it has none. */
+  offerStarts: number[];
+  offerEnds: number[];
+  /**
+   * The ranges cannot be trusted: a key of the objects read has an escape (its raw bytes may
+   * not be what it means), or the frame is not shaped as expected.
+   */
+  unsure: boolean;
+}
+
+/**
+ * Finds the relayed objects in one pass over JSON that JSON.parse has already accepted, so it
+ * can skip strings by looking for their closing quote (memchr for long ones) without checking
+ * anything else.
+ */
+class RelayedRangesScanner {
+  private bytes: Buffer = Buffer.alloc(0);
+  readonly ranges: RelayedRanges = { answerStart: -1, answerEnd: -1, offerStarts: [], offerEnds: [], unsure: false };
+
+  scan(bytes: Buffer, maxOffers: number): RelayedRanges {
+    this.bytes = bytes;
+    const ranges = this.ranges;
+    ranges.answerStart = -1;
+    ranges.offerStarts.length = 0;
+    ranges.offerEnds.length = 0;
+    ranges.unsure = false;
+    this.members(this.skipWhitespace(0) + 1, -1, maxOffers);
+    return ranges;
+  }
+
+  /** The `offers` array: each element's `offer` range, for the first `maxOffers` elements. */
+  private offers(pos: number, maxOffers: number): number {
+    const bytes = this.bytes;
+    const { offerStarts, offerEnds } = this.ranges;
+    // A later `offers` key replaces an earlier one, as in JSON.parse.
+    offerStarts.length = 0;
+    offerEnds.length = 0;
+    pos = this.skipWhitespace(pos + 1);
+    if (bytes[pos] === CLOSE_BRACKET) return pos + 1;
+    for (;;) {
+      if (offerStarts.length < maxOffers && bytes[pos] === OPEN_BRACE) {
+        const index = offerStarts.length;
+        offerStarts.push(-1);
+        offerEnds.push(-1);
+        pos = this.members(pos + 1, index, 0);
+      } else {
+        if (offerStarts.length < maxOffers) {
+          offerStarts.push(-1);
+          offerEnds.push(-1);
+        }
+        pos = this.skipValue(pos);
+      }
+      pos = this.skipWhitespace(pos);
+      if (bytes[pos] === CLOSE_BRACKET) return pos + 1;
+      if (bytes[pos] !== COMMA) return this.giveUp();
+      pos = this.skipWhitespace(pos + 1);
+    }
+  }
+
+  /**
+   * Walks the members of the object whose first member (or closing brace) is at or after `pos`:
+   * the whole frame (`offerIndex` -1), where it reads `answer` and `offers`, or an element of
+   * `offers`, where it reads `offer`. Returns the position after the closing brace.
+   */
+  private members(pos: number, offerIndex: number, maxOffers: number): number {
+    const ranges = this.ranges;
+    const bytes = this.bytes;
+    pos = this.skipWhitespace(pos);
+    if (bytes[pos] === CLOSE_BRACE) return pos + 1;
+    for (;;) {
+      if (bytes[pos] !== QUOTE) return this.giveUp();
+      const keyStart = pos + 1;
+      pos = this.skipString(pos);
+      const key = this.keyOf(keyStart, pos - 1);
+      pos = this.skipWhitespace(this.skipWhitespace(pos) + 1); // past the colon
+      const valueStart = pos;
+      if (offerIndex < 0 && key === Key.Offers && bytes[pos] === OPEN_BRACKET) {
+        pos = this.offers(pos, maxOffers);
+      } else {
+        pos = this.skipValue(pos);
+        if (offerIndex < 0 && key === Key.Answer) {
+          ranges.answerStart = valueStart;
+          ranges.answerEnd = pos;
+        } else if (offerIndex >= 0 && key === Key.Offer) {
+          ranges.offerStarts[offerIndex] = valueStart;
+          ranges.offerEnds[offerIndex] = pos;
+        }
+      }
+      pos = this.skipWhitespace(pos);
+      if (bytes[pos] === CLOSE_BRACE) return pos + 1;
+      if (bytes[pos] !== COMMA) return this.giveUp();
+      pos = this.skipWhitespace(pos + 1); // past the comma
+    }
+  }
+
+  private keyOf(start: number, end: number): Key {
+    const bytes = this.bytes;
+    for (let i = start; i < end; i++) {
+      if (bytes[i] === BACKSLASH) {
+        this.ranges.unsure = true;
+        return Key.Other;
+      }
+    }
+    const length = end - start;
+    if (length === 5 || length === 6) {
+      for (const [name, key] of KEY_NAMES) {
+        if (name.length !== length) continue;
+        let same = true;
+        for (let i = 0; i < length && same; i++) same = bytes[start + i] === name[i];
+        if (same) return key;
+      }
+    }
+    return Key.Other;
+  }
+
+  /** Marks the scan unsure and returns the end of the frame, which ends every loop. */
+  private giveUp(): number {
+    this.ranges.unsure = true;
+    return this.bytes.length;
+  }
 
   /** The position after the string whose opening quote is at `pos`. */
-  skipString(pos: number): number {
+  private skipString(pos: number): number {
     const bytes = this.bytes;
-    for (let quote = bytes.indexOf(QUOTE, pos + 1); ; quote = bytes.indexOf(QUOTE, quote + 1)) {
+    // Keys and ids are short: a loop beats a native call; long strings (SDP) go to memchr.
+    const shortEnd = Math.min(bytes.length, pos + 33);
+    let i = pos + 1;
+    for (; i < shortEnd; i++) {
+      const byte = bytes[i];
+      if (byte === QUOTE) return i + 1;
+      if (byte === BACKSLASH) i++;
+    }
+    for (let quote = bytes.indexOf(QUOTE, i); ; quote = bytes.indexOf(QUOTE, quote + 1)) {
+      if (quote < 0) return bytes.length;
       let backslashes = 0;
       while (bytes[quote - 1 - backslashes] === BACKSLASH) backslashes++;
       if (backslashes % 2 === 0) return quote + 1;
@@ -72,13 +201,13 @@ class ValidJsonScanner {
   }
 
   /** The position after the value starting at `pos` (no leading whitespace). */
-  skipValue(pos: number): number {
+  private skipValue(pos: number): number {
     const bytes = this.bytes;
     const first = bytes[pos];
     if (first === QUOTE) return this.skipString(pos);
     if (first === OPEN_BRACE || first === OPEN_BRACKET) {
       let depth = 0;
-      for (;;) {
+      while (pos < bytes.length) {
         const byte = bytes[pos]!;
         if (byte === QUOTE) {
           pos = this.skipString(pos);
@@ -88,6 +217,7 @@ class ValidJsonScanner {
         if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
         else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 0) return pos;
       }
+      return pos;
     }
     // A number or a literal: runs until a delimiter or whitespace.
     while (pos < bytes.length) {
@@ -98,68 +228,25 @@ class ValidJsonScanner {
     return pos;
   }
 
-  skipWhitespace(pos: number): number {
+  private skipWhitespace(pos: number): number {
     const bytes = this.bytes;
     while (bytes[pos]! <= 0x20) pos++;
     return pos;
   }
-
-  /**
-   * The value of `key` in the object starting at `pos` (the last one, like JSON.parse), as
-   * [start, end), written to `range`; false when absent. Sets `escapedKey` when the object has
-   * a key with an escape.
-   */
-  find(pos: number, key: Uint8Array, range: { start: number; end: number }): boolean {
-    const bytes = this.bytes;
-    let found = false;
-    pos = this.skipWhitespace(pos + 1);
-    if (bytes[pos] === CLOSE_BRACE) return false;
-    for (;;) {
-      const keyStart = pos + 1;
-      pos = this.skipString(pos);
-      const keyEnd = pos - 1;
-      let same = keyEnd - keyStart === key.length;
-      for (let i = keyStart; i < keyEnd; i++) {
-        const byte = bytes[i]!;
-        if (byte === BACKSLASH) this.escapedKey = true;
-        if (same && byte !== key[i - keyStart]) same = false;
-      }
-      pos = this.skipWhitespace(pos);
-      pos = this.skipWhitespace(pos + 1); // the colon
-      const valueStart = pos;
-      pos = this.skipValue(pos);
-      if (same) {
-        range.start = valueStart;
-        range.end = pos;
-        found = true;
-      }
-      pos = this.skipWhitespace(pos);
-      if (bytes[pos] === CLOSE_BRACE) return found;
-      pos = this.skipWhitespace(pos + 1); // the comma
-    }
-  }
-
-  /** The start of each element of the array starting at `pos`, up to `limit` of them. */
-  elements(pos: number, limit: number, starts: number[]): void {
-    const bytes = this.bytes;
-    pos = this.skipWhitespace(pos + 1);
-    if (bytes[pos] === CLOSE_BRACKET) return;
-    while (starts.length < limit) {
-      starts.push(pos);
-      pos = this.skipWhitespace(this.skipValue(pos));
-      if (bytes[pos] === CLOSE_BRACKET) return;
-      pos = this.skipWhitespace(pos + 1);
-    }
-  }
 }
 
-const KEY_OFFERS = Buffer.from('offers');
-const KEY_OFFER = Buffer.from('offer');
-const KEY_ANSWER = Buffer.from('answer');
-
-const scanner = new ValidJsonScanner();
-const range = { start: 0, end: 0 };
-const elementStarts: number[] = [];
+const enum Key {
+  Other,
+  Offers,
+  Offer,
+  Answer,
+}
+const KEY_NAMES: [Buffer, Key][] = [
+  [Buffer.from('offers'), Key.Offers],
+  [Buffer.from('offer'), Key.Offer],
+  [Buffer.from('answer'), Key.Answer],
+];
+const scanner = new RelayedRangesScanner();
 
 /**
  * An announce or answer read from a text frame's UTF-8 bytes, or null when the frame is anything
@@ -177,16 +264,16 @@ export function readFrame(frame: Uint8Array, limits: ParseLimits): AnnounceReque
   const infoHash = binaryIdFromUtf8View(message.info_hash);
   const peerId = binaryIdFromUtf8View(message.peer_id);
   if (infoHash === null || peerId === null) return null;
-  scanner.bytes = bytes;
-  scanner.escapedKey = false;
-  const top = scanner.skipWhitespace(0);
+  const isAnswer = message.answer !== undefined;
+  const ranges = scanner.scan(bytes, isAnswer ? 0 : limits.maxOffers);
+  if (ranges.unsure) return null;
 
-  if (message.answer !== undefined) {
+  if (isAnswer) {
     const toPeerId = binaryIdFromUtf8View(message.to_peer_id);
     const offerId = binaryIdFromUtf8View(message.offer_id);
     if (toPeerId === null || offerId === null || !isRecord(message.answer)) return null;
-    if (!scanner.find(top, KEY_ANSWER, range) || scanner.escapedKey) return null;
-    const answer: JsonSlice = { source: bytes, start: range.start, end: range.end };
+    if (ranges.answerStart < 0) return null;
+    const answer: JsonSlice = { source: bytes, start: ranges.answerStart, end: ranges.answerEnd };
     return { kind: 'answer', infoHash, peerId, toPeerId, offerId, answer };
   }
 
@@ -202,17 +289,15 @@ export function readFrame(frame: Uint8Array, limits: ParseLimits): AnnounceReque
   if (message.offers !== undefined && event !== 'stopped') {
     if (!Array.isArray(message.offers)) return null;
     const usable = Math.min(message.offers.length, limits.maxOffers);
-    elementStarts.length = 0;
-    if (!scanner.find(top, KEY_OFFERS, range)) return null;
-    scanner.elements(range.start, usable, elementStarts);
+    if (ranges.offerStarts.length < usable) return null;
     for (let i = 0; i < usable; i++) {
       const entry: unknown = message.offers[i];
       if (!isRecord(entry) || !isRecord(entry.offer)) return null;
       const offerId = binaryIdFromUtf8View(entry.offer_id);
-      if (offerId === null || !scanner.find(elementStarts[i]!, KEY_OFFER, range)) return null;
-      offers.push({ offer: { source: bytes, start: range.start, end: range.end }, offerId });
+      const start = ranges.offerStarts[i]!;
+      if (offerId === null || start < 0) return null;
+      offers.push({ offer: { source: bytes, start, end: ranges.offerEnds[i]! }, offerId });
     }
-    if (scanner.escapedKey) return null;
   }
   let numwant = offers.length;
   if (message.numwant !== undefined) {

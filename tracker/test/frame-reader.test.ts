@@ -37,6 +37,7 @@ const frames: Record<string, string> = {
   'more offers than the cap, the rest malformed-ish': announce({ numwant: 9, offers: [1, 2, 3, 4].map((i) => ({ offer: { sdp: `s${i}` }, offer_id: binaryId(`o${i}`) })).concat([{ nonsense: [[[]]] } as never]) }),
   'duplicate keys (the last wins)': `{"action":"announce","info_hash":${JSON.stringify(binaryId('first'))},"peer_id":${JSON.stringify(peerId)},"info_hash":${JSON.stringify(infoHash)},"offers":[{"offer":{"sdp":"old"},"offer_id":${JSON.stringify(binaryId('o'))},"offer":{"sdp":"new"}}]}`,
   'an escaped key spelling offers': `{"action":"announce","info_hash":${JSON.stringify(infoHash)},"peer_id":${JSON.stringify(peerId)},"offers":[],"offer\\u0073":[{"offer":{"sdp":"escaped"},"offer_id":${JSON.stringify(binaryId('o'))}}]}`,
+  'a raw offers string, then an escaped offers array': `{"action":"announce","info_hash":${JSON.stringify(infoHash)},"peer_id":${JSON.stringify(peerId)},"offers":"nope","offer\\u0073":[{"offer":{"sdp":"escaped"},"offer_id":${JSON.stringify(binaryId('o'))}}]}`,
   'an answer': JSON.stringify({ action: 'announce', info_hash: infoHash, peer_id: peerId, to_peer_id: binaryId('to'), offer_id: binaryId('o'), answer: { type: 'answer', sdp: nastySdp } }),
   'an answer that is not an object': JSON.stringify({ action: 'announce', info_hash: infoHash, peer_id: peerId, to_peer_id: binaryId('to'), offer_id: binaryId('o'), answer: 'x' }),
   'stopped with malformed offers': JSON.stringify({ action: 'announce', event: 'stopped', info_hash: infoHash, peer_id: peerId, offers: 'nope' }),
@@ -56,6 +57,21 @@ describe('readFrame', () => {
     const fast = readFrame(utf8(text), limits);
     const reference = parseRequest(text, limits);
     if (fast) expect(comparable(fast)).toEqual(comparable(reference));
+  });
+
+  it('agrees with parseRequest (and terminates) whatever type each field has', () => {
+    const odd: unknown[] = ['nope', '', 5, -0.5, 1e300, null, true, {}, [], [[]], [{}], [{ offer: [] }], [{ offer: {}, offer_id: 7 }], { offer: {} }, '[{"offer":{}}]', binaryId('x')];
+    const base = JSON.parse(announce()) as Record<string, unknown>;
+    const answerBase = JSON.parse(frames['an answer']!) as Record<string, unknown>;
+    for (const template of [base, answerBase]) {
+      for (const field of [...Object.keys(template), 'offers', 'answer']) {
+        for (const value of odd) {
+          const text = JSON.stringify({ ...template, [field]: value });
+          const fast = readFrame(utf8(text), limits);
+          if (fast) expect(comparable(fast), text).toEqual(comparable(parseRequest(text, limits)));
+        }
+      }
+    }
   });
 
   it('takes the fast path for the frames clients send, and relays their objects byte for byte', () => {
