@@ -98,3 +98,18 @@ describe('simulated data channel', () => {
     expect(closes).toBe(2);
   });
 });
+
+describe('FlowNetwork max-min sharing', () => {
+  it('gives a download the downlink capacity that flows held back by slow uplinks leave unused', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const receiver = host('r', 0, 1000);
+    let httpDoneAt = -1;
+    // Two peers that can send only 100 B/s each, and an HTTP download from the origin.
+    new Pipe(network, host('p1', 100), receiver).push(10_000, () => {});
+    new Pipe(network, host('p2', 100), receiver).push(10_000, () => {});
+    new Pipe(network, undefined, receiver).push(4000, () => (httpDoneAt = clock.now()));
+    await clock.runUntil(1000_000);
+    expect(httpDoneAt).toBeCloseTo(5000, 6); // 800 B/s, not a third of the link
+  });
+});

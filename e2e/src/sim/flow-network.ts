@@ -1,9 +1,9 @@
 // Flow-level network model. A pipe carries an ordered queue of units (a data-channel message, an
 // HTTP chunk) from a sender's uplink to a receiver's downlink, one unit after another. While a
-// pipe has units it is an active flow; its rate is the sender's uplink divided among the sender's
-// active flows, capped by the receiver's downlink divided among the receiver's active flows (and
-// by the source's own cap). Rates are recomputed only when a flow starts or ends on one of the two
-// links, never per packet: a unit's completion is one event at the time its bytes drain.
+// pipe has units it is an active flow. A flow may use its equal share of the sender's uplink (and
+// no more than the source's own cap); each receiver's downlink is shared max-min fairly among its
+// flows under those caps. Rates are recomputed only when a flow starts or ends, never per packet:
+// a unit's completion is one event at the time its bytes drain.
 import type { SimEvent } from './event-queue.js';
 import type { VirtualClock } from './virtual-clock.js';
 
@@ -139,11 +139,16 @@ export class FlowNetwork {
 
   constructor(readonly clock: VirtualClock) {}
 
+  /** What the sender side allows a flow: its share of the sender's uplink, and the source's own cap. */
+  private senderCap(pipe: Pipe, extra = 0): number {
+    const source = pipe.source;
+    if (!source) return pipe.sourceBytesPerS;
+    return Math.min(pipe.sourceBytesPerS, source.capacity.upBytesPerS / (source.uplink.size + extra));
+  }
+
   rateFor(pipe: Pipe, includingSelf = false): number {
     const extra = includingSelf && !pipe.active ? 1 : 0;
-    let rate = pipe.sourceBytesPerS;
-    if (pipe.source) rate = Math.min(rate, pipe.source.capacity.upBytesPerS / (pipe.source.uplink.size + extra));
-    return Math.min(rate, pipe.target.capacity.downBytesPerS / (pipe.target.downlink.size + extra));
+    return Math.min(this.senderCap(pipe, extra), pipe.target.capacity.downBytesPerS / (pipe.target.downlink.size + extra));
   }
 
   activate(pipe: Pipe): void {
@@ -164,22 +169,40 @@ export class FlowNetwork {
 
   /** A host's capacity changed (e.g. its uplink was cut): recompute its flows. */
   capacityChanged(host: SimHost): void {
-    for (const pipe of [...host.uplink, ...host.downlink]) {
-      pipe.settle();
-      pipe.setRate(this.rateFor(pipe));
-    }
+    const downlinks = new Set<SimHost>([host]);
+    for (const pipe of host.uplink) downlinks.add(pipe.target);
+    for (const target of downlinks) this.fillDownlink(target);
   }
 
+  /**
+   * A flow started or ended: the sender's uplink shares changed (so the caps of its flows, on
+   * their receivers' downlinks) and the receiver's downlink has one flow more or less.
+   */
   private reshare(changed: Pipe): void {
     this.reshares++;
-    if (changed.source) this.reshareLink(changed.source.uplink);
-    this.reshareLink(changed.target.downlink);
+    const downlinks = new Set<SimHost>([changed.target]);
+    if (changed.source) for (const pipe of changed.source.uplink) downlinks.add(pipe.target);
+    for (const target of downlinks) this.fillDownlink(target);
   }
 
-  private reshareLink(pipes: Set<Pipe>): void {
-    for (const pipe of pipes) {
+  /**
+   * Max-min fair sharing of one downlink (water-filling): a flow held below its fair share by its
+   * sender's uplink leaves the rest to the others, e.g. an HTTP download beside slow peers.
+   */
+  private fillDownlink(target: SimHost): void {
+    const pipes = [...target.downlink];
+    if (pipes.length === 0) return;
+    const caps = pipes.map((pipe) => this.senderCap(pipe));
+    const order = pipes.map((_, index) => index).sort((a, b) => caps[a]! - caps[b]!);
+    let remaining = target.capacity.downBytesPerS;
+    let left = pipes.length;
+    for (const index of order) {
+      const rate = Math.min(caps[index]!, remaining / left);
+      remaining = Math.max(0, remaining - rate);
+      left--;
+      const pipe = pipes[index]!;
       pipe.settle();
-      pipe.setRate(this.rateFor(pipe));
+      pipe.setRate(rate);
     }
   }
 }
