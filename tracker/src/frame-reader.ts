@@ -28,6 +28,7 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const ID_LENGTH = 20;
+const EMPTY = Buffer.alloc(0);
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -45,8 +46,11 @@ function binaryIdFromUtf8View(view: unknown): string | null {
     let code = view.charCodeAt(i);
     if (code >= 0x80) {
       // Code points 0x80-0xff are the two-byte sequences C2 xx and C3 xx.
-      if (code !== 0xc2 && code !== 0xc3) return null;
-      code = ((code & 0x1f) << 6) | (view.charCodeAt(++i) & 0x3f);
+      // (An escaped \u00c3 before an escaped continuation would also pass here, but then the
+      // id decodes to fewer than 20 chars and is declined.)
+      const next = view.charCodeAt(++i);
+      if ((code !== 0xc2 && code !== 0xc3) || !(next >= 0x80 && next <= 0xbf)) return null;
+      code = ((code & 0x1f) << 6) | (next & 0x3f);
     }
     if (count === ID_LENGTH) return null;
     idCodes[count++] = code;
@@ -76,7 +80,7 @@ interface RelayedRanges {
  * anything else.
  */
 class RelayedRangesScanner {
-  private bytes: Buffer = Buffer.alloc(0);
+  private bytes: Buffer = EMPTY;
   readonly ranges: RelayedRanges = { answerStart: -1, answerEnd: -1, offerStarts: [], offerEnds: [], unsure: false };
 
   scan(bytes: Buffer, maxOffers: number): RelayedRanges {
@@ -87,6 +91,8 @@ class RelayedRangesScanner {
     ranges.offerEnds.length = 0;
     ranges.unsure = false;
     this.members(this.skipWhitespace(0) + 1, -1, maxOffers);
+    // uWS lends the frame's memory only for the duration of its callback.
+    this.bytes = EMPTY;
     return ranges;
   }
 

@@ -66,6 +66,24 @@ describe('hostile input', () => {
     // A generous rate limit, so the swarm spammers (paced under it) can reach the swarm cap.
     await tracker.close();
     tracker = await startShoal({ messagesPerSecond: 2000, messageBurst: 100, maxSwarmsPerConnection: 3000 });
+    // One offer/answer exchange and one bad frame first: the code they compile stays on the heap
+    // and is not memory the abusers leave behind.
+    {
+      const warmHash = binaryId('warm-up');
+      const [first, second] = await Promise.all([WsPeer.connect(tracker.url), WsPeer.connect(tracker.url)]);
+      first.send({ ...announce('warm-1'), info_hash: warmHash });
+      await first.next((m) => m.complete !== undefined);
+      second.send({ ...announce('warm-2'), info_hash: warmHash, numwant: 1, offers: [{ offer: sdp('offer', 'w'), offer_id: binaryId('warm-offer') }] });
+      const offer = await first.next((m) => m.offer !== undefined);
+      first.send({ action: 'announce', info_hash: warmHash, peer_id: binaryId('warm-1'), to_peer_id: offer.peer_id, offer_id: offer.offer_id, answer: sdp('answer', 'w') });
+      await second.next((m) => m.answer !== undefined);
+      first.send('not json');
+      await first.next((m) => m['failure reason'] !== undefined);
+      first.close();
+      second.close();
+      await Promise.all([first.closed(), second.closed()]);
+    }
+    await expect.poll(() => tracker.stats().connections, { timeout: 3000 }).toBe(0);
     const baseline = tracker.stats();
     gc();
     const heapBefore = process.memoryUsage().heapUsed;

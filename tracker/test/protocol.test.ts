@@ -171,7 +171,8 @@ describe('protocol details of the shoal tracker', () => {
     second.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('second'), left: 1, numwant: 1, offers: offerList(3) });
     await second.next(isResponse);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(listeners.flatMap((l) => l.received.filter(isOffer))).toHaveLength(3 + 1);
+    // numwant 1: one offer, to any other peer of the swarm (the first offerer included).
+    expect([...listeners, offerer].flatMap((l) => l.received.filter(isOffer))).toHaveLength(3 + 1);
   });
 
   it('allows one peer_id per swarm per connection', async () => {
