@@ -32,9 +32,17 @@ async function hostEvents(page: Page): Promise<HostEvent[]> {
 }
 
 async function frameVideo(frame: Frame) {
+  // The frame may still be building its player: no <video> yet reads as "not started".
+  const notStarted = { currentTime: 0, paused: true, volume: 1, muted: false, error: false };
   return frame.evaluate(() => {
-    const video = document.querySelector('video')!;
-    return { currentTime: video.currentTime, paused: video.paused, volume: video.volume, muted: video.muted, error: document.querySelector('.vjs-error') !== null };
+    const video = document.querySelector('video');
+    const error = document.querySelector('.vjs-error') !== null;
+    if (!video) return { currentTime: 0, paused: true, volume: 1, muted: false, error };
+    return { currentTime: video.currentTime, paused: video.paused, volume: video.volume, muted: video.muted, error };
+  }).catch((error: Error) => {
+    // A frame that is still navigating has no document to ask yet.
+    if (/Execution context was destroyed|frame was detached/i.test(error.message)) return notStarted;
+    throw error;
   });
 }
 
