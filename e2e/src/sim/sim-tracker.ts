@@ -166,6 +166,7 @@ class SwarmMember implements SwarmSignal {
 
   trackerReply(otherPeers: number): void {
     this.otherPeers = otherPeers;
+    if (!this.left) this.events.swarmSize?.(otherPeers + 1);
   }
 
   private schedule(delayMs: number): void {

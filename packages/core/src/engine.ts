@@ -9,12 +9,11 @@ import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './o
 import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
 import { PeerSession, UploadBudget, type PeerSessionHooks } from './peer.js';
 import {
-  electOriginFetchers,
   httpBudgetMs,
   plan,
   resolveLatencyMode,
   segmentDeadlineMs,
-  seedDelayMs,
+  seedStartDelayMs,
   windowsFor,
   type EffectiveLatencyMode,
   type SegmentPlan,
@@ -193,6 +192,8 @@ interface Stream {
   relayed: Map<number, number>;
   /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
   wastedP2P: Map<number, number>;
+  /** The tracker's count of peers in the swarm (this one included), when signaling reports it. */
+  swarmSize: number | undefined;
   bytesPerS: number;
   stats: StreamStats;
   lastPeerRequestMs: number;
@@ -390,7 +391,7 @@ export class ShoalEngine {
     if (!stream) {
       stream = {
         key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches: new Map(), waiters: new Map(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), bytesPerS: DEFAULT_BYTES_PER_S,
+        fetches: new Map(), waiters: new Map(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
         stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
         lastPeerRequestMs: -Infinity,
       };
@@ -408,6 +409,9 @@ export class ShoalEngine {
       peer: (transport) => this.addPeer(stream, transport),
       error: (error) => this.emit('tracker-error', { streamKey: stream.key, error }),
       warning: (message) => this.emit('tracker-warning', { streamKey: stream.key, message }),
+      swarmSize: (peers) => {
+        if (Number.isFinite(peers) && peers >= 1) stream.swarmSize = peers;
+      },
     });
   }
 
@@ -527,10 +531,8 @@ export class ShoalEngine {
     const known = [self, ...stream.peers.keys()];
     const now = this.clock.now();
     for (const sequence of fresh) {
-      const segmentKey = `${stream.key}#${sequence}`;
-      if (electOriginFetchers(segmentKey, known, this.options.seedersPerSegment).includes(self)) {
-        stream.seedAt.set(sequence, now + seedDelayMs(self, segmentKey, this.options.seedStaggerMs));
-      }
+      const delayMs = seedStartDelayMs(self, known, `${stream.key}#${sequence}`, this.options.seedersPerSegment, stream.swarmSize, this.options.seedStaggerMs);
+      if (delayMs !== undefined) stream.seedAt.set(sequence, now + delayMs);
     }
   }
 

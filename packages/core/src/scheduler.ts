@@ -269,6 +269,34 @@ export function electOriginFetchers(segmentKey: string, peerIds: readonly string
 }
 
 /**
+ * With the swarm's size known (the tracker's count), first-tier fetchers are this many times
+ * `seedersPerSegment`, in expectation: enough that a segment with none (probability about
+ * e^-(this * count)) is rare, few enough that the staggered start leaves time for the first
+ * fetcher's "fetching" to cross the swarm and hold the others back.
+ */
+const SEED_QUANTILE_SLACK = 4;
+
+/**
+ * Live-edge seeding: when (delay after learning of the segment, ms) this peer fetches a new live
+ * segment from the origin, or undefined when it leaves that to others. Only a peer that tops its
+ * neighbourhood (electOriginFetchers over `knownPeerIds`, itself included) may fetch. Peers that
+ * top their own neighbourhoods are not neighbours of each other, so with `swarmSize` known the
+ * first tier is narrowed to scores in the swarm's top `count * SEED_QUANTILE_SLACK / swarmSize` of
+ * the hash space (about that many peers in all, with no need to know their ids), staggered over
+ * `staggerMs` by score; the other neighbourhood tops are a second tier, starting a whole stagger
+ * later, for segments whose first tier is empty or gone (their start is cancelled once a
+ * neighbour says it fetches or has the segment). Urgent HTTP stays the last fallback.
+ */
+export function seedStartDelayMs(
+  selfId: string, knownPeerIds: readonly string[], segmentKey: string, count: number, swarmSize: number | undefined, staggerMs: number,
+): number | undefined {
+  if (!electOriginFetchers(segmentKey, knownPeerIds, count).includes(selfId)) return undefined;
+  const quantile = swarmSize !== undefined ? Math.min(1, (count * SEED_QUANTILE_SLACK) / Math.max(swarmSize, 1)) : 1;
+  const gap = 1 - seedScore(selfId, segmentKey);
+  return gap < quantile ? (gap / quantile) * staggerMs : staggerMs + gap * staggerMs;
+}
+
+/**
  * When an elected fetcher starts: the best global score starts at once, lower scores later
  * within `staggerMs`, so that where views of the swarm differ, a better-placed neighbour's
  * "fetching" announcement usually arrives first and cancels the duplicate fetch.

@@ -69,6 +69,12 @@ export interface SignalingEvents {
   /** A tracker failed (unreachable, failure reason); signaling retries by itself. */
   error(error: Error): void;
   warning(message: string): void;
+  /**
+   * Optional: how many peers the tracker counts in this swarm, this peer included (an announce
+   * response's `complete` + `incomplete`). Live-edge seeding uses it to elect about
+   * `seedersPerSegment` origin fetchers in the whole swarm, not one per neighbourhood.
+   */
+  swarmSize?(peers: number): void;
 }
 
 /** Membership of one swarm (one rendition of one stream). */

@@ -45,7 +45,7 @@ interface SeedingRun {
  * new segment at once (a forward buffer longer than the latency, like the demo's hls.js), playing
  * `behind` segments behind the edge.
  */
-async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20): Promise<SeedingRun> {
+async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20, reportSwarmSize = false): Promise<SeedingRun> {
   const rand = random(seed);
   const clock = new VirtualClock();
   const origin = new FakeOrigin(clock, 2_000_000);
@@ -71,6 +71,8 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
     viewer.engine.registerStream({ streamKey: LIVE, isLive: true, segments: Array.from({ length: newest - first + 1 }, (_, i) => refFor(first + i)) });
   };
   for (const viewer of viewers) reload(viewer); // joins the swarm
+  // What a tracker's announce response tells each peer: the swarm's size.
+  if (reportSwarmSize) for (const viewer of viewers) viewer.signaling.events!.swarmSize?.(peers);
   // The partial mesh: each peer links to a few random others.
   const linked = new Set<string>();
   let links = 0;
@@ -140,5 +142,25 @@ describe('live-edge seeding with partial views', () => {
     }
     expect(spread.meanFetches).toBeLessThanOrEqual(1.2);
     expect(together.meanFetches).toBeLessThanOrEqual(1.5);
+  });
+
+  it('keeps origin fetches per new live segment near 1 in a swarm of 200 peers of about 12 neighbours, knowing only the swarm size', async () => {
+    // Playlist reloads all at once, the worst case: every neighbourhood's top peer learns of a
+    // segment together (with neighbours only, 4.6 fetches per segment).
+    const run = await measureSeeding(200, 6, {}, 0, 1, 12, true);
+    console.log(`seeding, 200 peers, mean degree ${run.meanDegree.toFixed(1)}, swarm size known: ${run.meanFetches.toFixed(2)} origin fetches per segment [${run.fetchesPerSegment.join(' ')}], late loads ${run.late}`);
+    expect(run.fetchesPerSegment.every((n) => n >= 1)).toBe(true);
+    expect(run.late).toBe(0);
+    expect(run.meanFetches).toBeLessThanOrEqual(1.3);
+  }, 60_000);
+
+  it('keeps origin fetches per new live segment at most 1.2 in small swarms that know their size', async () => {
+    for (const peers of [8, 16]) {
+      const run = await measureSeeding(peers, 6, {}, 2000, 1, 20, true);
+      console.log(`seeding, ${peers} peers, mean degree ${run.meanDegree.toFixed(1)}, swarm size known: ${run.meanFetches.toFixed(2)} origin fetches per segment [${run.fetchesPerSegment.join(' ')}], late loads ${run.late}`);
+      expect(run.fetchesPerSegment.every((n) => n >= 1)).toBe(true);
+      expect(run.late).toBe(0);
+      expect(run.meanFetches).toBeLessThanOrEqual(1.2);
+    }
   });
 });

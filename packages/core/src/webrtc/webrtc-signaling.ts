@@ -179,7 +179,10 @@ class Swarm {
     if (intervalS > 0) announcer.intervalMs = Math.max(intervalS * 1000, this.options.requestPeersIntervalMs);
     const complete = Number(message.complete);
     const incomplete = Number(message.incomplete);
-    if (Number.isInteger(complete) && Number.isInteger(incomplete)) announcer.otherPeers = Math.max(0, complete + incomplete - 1);
+    if (Number.isInteger(complete) && Number.isInteger(incomplete)) {
+      announcer.otherPeers = Math.max(0, complete + incomplete - 1);
+      this.events.swarmSize?.(Math.max(1, complete + incomplete));
+    }
     if (message.offer !== undefined) void this.answerOffer(tracker, message);
     else if (message.answer !== undefined) this.acceptAnswer(message);
   }
