@@ -16,6 +16,7 @@ import {
   seedStartDelayMs,
   windowsFor,
   type EffectiveLatencyMode,
+  type ModeWindows,
   type SegmentPlan,
 } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
@@ -45,6 +46,10 @@ const MAX_INTEGRITY_CHECKS = 3;
 const MAX_WASTED_P2P_TRANSFERS = 2;
 /** Live-edge seeding: how long a relayed "fetching" may stand without a transfer of our own behind it. */
 const RELAY_TTL_MS = 3000;
+/** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
+const PLAYBACK_DRIFT_S = 0.2;
+/** Otherwise, playback reports ask for a plan at most this often. */
+const PLAYBACK_REPLAN_MS = 1000;
 /** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
 const PREFETCH_STORE_SHARE = 0.5;
 
@@ -212,10 +217,13 @@ export class ShoalEngine {
   private readonly streams = new Map<string, Stream>();
   private readonly banned = new Set<string>();
   private readonly listeners = new Map<EngineEventName, Set<AnyListener>>();
+  private readonly windowsByMode = new Map<EffectiveLatencyMode, ModeWindows>();
   private activeKey: string | undefined;
   private previousKey: string | undefined;
   private playback: PlaybackState | undefined;
   private playbackAtMs = 0;
+  /** When a playback report last asked for a plan. */
+  private playbackPlanMs = -Infinity;
   private httpThroughputBytesPerS: number;
   /** Origin throughput from measurements only (no assumed start value); undefined before the first. */
   private measuredHttpBytesPerS: number | undefined;
@@ -299,11 +307,23 @@ export class ShoalEngine {
 
   setPlayback(state: PlaybackState): void {
     if (this.destroyed) return;
+    const now = this.clock.now();
+    const previous = this.playback;
+    const expectedS = previous ? previous.positionS + ((now - this.playbackAtMs) / 1000) * previous.rate : 0;
+    // Playback that went on as extrapolated changes no deadline: plan again at once only when
+    // something the plan reads changed (a seek, pause, rate, live edge or latency target), else at
+    // most every PLAYBACK_REPLAN_MS, for segments entering the prefetch window.
+    const changed =
+      !previous || previous.rate !== state.rate || previous.isLive !== state.isLive || previous.liveEdgeS !== state.liveEdgeS ||
+      previous.targetLatencyS !== state.targetLatencyS || Math.abs(state.positionS - expectedS) > PLAYBACK_DRIFT_S;
     this.playback = state;
-    this.playbackAtMs = this.clock.now();
+    this.playbackAtMs = now;
     // Renditions share the media timeline: what is behind the playhead is behind it in every rendition.
     for (const key of this.streams.keys()) this.store.setPlayhead(key, state.positionS);
-    this.scheduleTick(0);
+    if (changed || now - this.playbackPlanMs >= PLAYBACK_REPLAN_MS) {
+      this.playbackPlanMs = now;
+      this.scheduleTick(0);
+    }
   }
 
   /**
@@ -455,8 +475,11 @@ export class ShoalEngine {
         this.scheduleTick(0);
       },
       onAvailability: (peer, sequence) => {
-        if (sequence !== undefined && (peer.isFetching(sequence) || peer.has(sequence))) this.relaySeeding(stream, sequence);
-        this.scheduleTick(0);
+        if (sequence === undefined) return this.scheduleTick(0);
+        if (peer.isFetching(sequence) || peer.has(sequence)) this.relaySeeding(stream, sequence);
+        // Only a new holder of a segment we lack can change a plan now; "fetching" and withdrawals
+        // are read by the next plan (an elected seeder plans again at its start time anyway).
+        if (peer.has(sequence) && !stream.fetches.has(sequence) && !this.store.has(stream.key, sequence)) this.scheduleTick(0);
       },
       onProgress: (peer, sequence, chunk) => {
         const fetch = stream.fetches.get(sequence);
@@ -601,11 +624,17 @@ export class ShoalEngine {
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
   }
 
+  /** The windows of a latency mode: options never change, so each mode's are computed once. */
+  private windows(mode: EffectiveLatencyMode): ModeWindows {
+    let windows = this.windowsByMode.get(mode);
+    if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
+    return windows;
+  }
+
   /** Plans one stream; returns when to plan again (or Infinity). */
   private planStream(stream: Stream, active: boolean, now: number): number {
     const playback = active ? this.playback : undefined;
-    const mode = this.latencyMode;
-    const windows = windowsFor(mode, this.options);
+    const windows = this.windows(this.latencyMode);
     const candidates = new Map<number, SegmentRef>();
     for (const sequence of stream.waiters.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.fetches.keys()) candidates.set(sequence, stream.refs.get(sequence)!);

@@ -10,7 +10,7 @@ export const CHUNK_BYTES = 16 * 1024;
 export const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
 /** Most segments one availability map may describe. */
 export const MAX_MAP_SEGMENTS = 4096;
-const DATA_HEADER_BYTES = 13;
+export const DATA_HEADER_BYTES = 13;
 export const MAX_MESSAGE_BYTES = DATA_HEADER_BYTES + CHUNK_BYTES;
 
 export const MessageType = {
@@ -61,6 +61,21 @@ function sequenceMessage(type: number, sequence: number): Uint8Array {
   return bytes;
 }
 
+/**
+ * Writes a data message at the start of `target` and returns the view of it, so that an upload
+ * can write all its chunks into one buffer rather than allocate (and zero) one per chunk.
+ */
+export function encodeDataInto(target: Uint8Array, sequence: number, offset: number, totalBytes: number, payload: Uint8Array): Uint8Array {
+  const bytes = target.subarray(0, DATA_HEADER_BYTES + payload.length);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  bytes[0] = MessageType.data;
+  view.setUint32(1, sequence);
+  view.setUint32(5, offset);
+  view.setUint32(9, totalBytes);
+  bytes.set(payload, DATA_HEADER_BYTES);
+  return bytes;
+}
+
 export function encode(message: PeerMessage): Uint8Array {
   switch (message.type) {
     case 'handshake': {
@@ -95,14 +110,8 @@ export function encode(message: PeerMessage): Uint8Array {
       view.setUint32(5, message.offset);
       return bytes;
     }
-    case 'data': {
-      const [bytes, view] = header(MessageType.data, DATA_HEADER_BYTES + message.payload.length);
-      view.setUint32(1, message.sequence);
-      view.setUint32(5, message.offset);
-      view.setUint32(9, message.totalBytes);
-      bytes.set(message.payload, DATA_HEADER_BYTES);
-      return bytes;
-    }
+    case 'data':
+      return encodeDataInto(new Uint8Array(DATA_HEADER_BYTES + message.payload.length), message.sequence, message.offset, message.totalBytes, message.payload);
     case 'done': {
       const [bytes, view] = header(MessageType.done, 9);
       view.setUint32(1, message.sequence);

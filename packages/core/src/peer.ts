@@ -5,10 +5,12 @@
 import { createLogger } from './logger.js';
 import {
   CHUNK_BYTES,
+  DATA_HEADER_BYTES,
   PROTOCOL_VERSION,
   SegmentState,
   decode,
   encode,
+  encodeDataInto,
   type PeerMessage,
   type SegmentStateValue,
 } from './peer-protocol.js';
@@ -83,6 +85,9 @@ interface Upload {
   sequence: number;
   offset: number;
   totalBytes: number;
+  /** The data messages of the rest of the segment, written chunk by chunk as they are sent (one allocation per upload). */
+  wire: Uint8Array | undefined;
+  wireOffset: number;
 }
 
 export class PeerSession {
@@ -186,9 +191,13 @@ export class PeerSession {
   }
 
   private send(message: PeerMessage): void {
+    this.sendBytes(encode(message));
+  }
+
+  private sendBytes(bytes: Uint8Array): void {
     if (this.closed) return;
     try {
-      this.transport.send(encode(message));
+      this.transport.send(bytes);
     } catch (error) {
       // A channel that fails to send is gone; closing is the whole recovery.
       this.close(`send failed: ${String(error)}`);
@@ -286,7 +295,7 @@ export class PeerSession {
     if (!this.hooks.uploadEnabled() || this.uploads.length >= MAX_QUEUED_UPLOADS) return this.send({ type: 'busy', sequence });
     const totalBytes = this.hooks.segmentSize(sequence);
     if (totalBytes === undefined || offset >= totalBytes) return this.send({ type: 'absent', sequence });
-    this.uploads.push({ sequence, offset, totalBytes });
+    this.uploads.push({ sequence, offset, totalBytes, wire: undefined, wireOffset: 0 });
     this.pump();
   }
 
@@ -311,7 +320,13 @@ export class PeerSession {
         this.send({ type: 'absent', sequence: upload.sequence });
         continue;
       }
-      this.send({ type: 'data', sequence: upload.sequence, offset: upload.offset, totalBytes: upload.totalBytes, payload });
+      if (!upload.wire) {
+        const remaining = upload.totalBytes - upload.offset;
+        upload.wire = new Uint8Array(remaining + Math.ceil(remaining / CHUNK_BYTES) * DATA_HEADER_BYTES);
+      }
+      const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
+      upload.wireOffset += message.length;
+      this.sendBytes(message);
       this.hooks.onBytesUp(payload.length);
       upload.offset = end;
       if (end === upload.totalBytes) {

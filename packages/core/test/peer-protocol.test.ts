@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHUNK_BYTES, MAX_MESSAGE_BYTES, decode, encode, type PeerMessage } from '../src/peer-protocol.js';
+import { CHUNK_BYTES, MAX_MESSAGE_BYTES, decode, encode, encodeDataInto, type PeerMessage } from '../src/peer-protocol.js';
 
 const fromHex = (hex: string) => Uint8Array.from(hex.replace(/\s+/g, '').match(/../g) ?? [], (byte) => parseInt(byte, 16));
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -37,6 +37,19 @@ describe('peer protocol', () => {
     const states = Array.from({ length: 4096 }, (_, i) => (i % 3) as 0 | 1 | 2);
     const map: PeerMessage = { type: 'availability', firstSequence: 123_456, states };
     expect(decode(encode(map))).toEqual({ ok: true, message: map });
+  });
+
+  it('writes data messages one after another into a shared buffer, each the same bytes encode() gives', () => {
+    const payloads = [Uint8Array.from({ length: CHUNK_BYTES }, (_, i) => i & 0xff), Uint8Array.from([1, 2, 3])];
+    const wire = new Uint8Array(2 * 13 + CHUNK_BYTES + 3);
+    let at = 0;
+    payloads.forEach((payload, i) => {
+      const message = encodeDataInto(wire.subarray(at), 7, i * CHUNK_BYTES, CHUNK_BYTES + 3, payload);
+      expect(toHex(message)).toBe(toHex(encode({ type: 'data', sequence: 7, offset: i * CHUNK_BYTES, totalBytes: CHUNK_BYTES + 3, payload })));
+      expect(decode(message)).toMatchObject({ ok: true, message: { type: 'data', offset: i * CHUNK_BYTES } });
+      at += message.length;
+    });
+    expect(at).toBe(wire.length);
   });
 
   it('decodes a message that is a view into a larger buffer', () => {

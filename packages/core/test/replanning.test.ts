@@ -1,0 +1,45 @@
+// How often the engine plans: each plan snapshots the streams, so a plan per event (every playback
+// report, every availability message) dominated the swarm simulator's profile at 1,000 viewers.
+// Plans run on the engine's clock: an idle engine without peers fires a timer only to plan.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ShoalEngine } from '../src/index.js';
+import type { PlaybackState } from '../src/types.js';
+import { FakeOrigin, VirtualClock, makeSegments } from './fakes.js';
+
+const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
+const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS, isLive: false });
+
+let engines: ShoalEngine[] = [];
+afterEach(() => {
+  for (const engine of engines) engine.destroy();
+  engines = [];
+});
+
+describe('re-planning', () => {
+  it('plans at most once a second on steady playback reports, and at once after a seek or a pause', async () => {
+    const clock = new VirtualClock();
+    const origin = new FakeOrigin(clock);
+    const refs = makeSegments(origin, VOD, 10);
+    const engine = new ShoalEngine({}, { clock, http: origin });
+    engines.push(engine);
+    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    engine.setPlayback(vodAt(0));
+    await clock.advance(100);
+    const before = clock.fired;
+    // hls.js-like timeupdate: every 250 ms, exactly where playback extrapolates to.
+    for (let t = 250; t <= 10_000; t += 250) {
+      await clock.advance(250);
+      engine.setPlayback(vodAt(t / 1000));
+    }
+    await clock.advance(0);
+    const steady = clock.fired - before;
+    expect(steady).toBeGreaterThanOrEqual(9);
+    expect(steady).toBeLessThanOrEqual(11);
+    for (const jump of [vodAt(60), vodAt(60.1, 0)]) {
+      const fired = clock.fired;
+      engine.setPlayback(jump);
+      await clock.advance(0);
+      expect(clock.fired - fired).toBe(1);
+    }
+  });
+});
