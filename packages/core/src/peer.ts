@@ -20,6 +20,8 @@ const log = createLogger('shoal:core:peer');
 
 /** Stop queueing chunks above this many buffered bytes; resume on the transport's drain event. */
 export const SEND_HIGH_WATER_BYTES = 64 * 1024;
+/** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
+const MIN_RATE_SAMPLE_MS = 250;
 /** Requests a peer may queue with us before it gets `busy`. */
 const MAX_QUEUED_UPLOADS = 4;
 
@@ -171,10 +173,21 @@ export class PeerSession {
     const download = this.download;
     if (!download) return { prefix: new Uint8Array(0), totalBytes: undefined };
     this.download = undefined;
+    this.learnThroughput(download);
     this.cancelled.add(download.sequence);
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
     this.send({ type: 'cancel', sequence: download.sequence });
     return { prefix: download.buffer ? download.buffer.subarray(0, download.receivedBytes) : new Uint8Array(0), totalBytes: download.buffer?.length };
+  }
+
+  /**
+   * A cancelled transfer's rate counts too: else a slow peer, whose transfers are all cancelled
+   * before `done`, keeps its assumed start rate and is picked first again and again.
+   */
+  private learnThroughput(download: Download): void {
+    const elapsedMs = this.clock.now() - download.startedMs;
+    if (elapsedMs < MIN_RATE_SAMPLE_MS) return;
+    this.throughputBytesPerS = 0.5 * this.throughputBytesPerS + 0.5 * ((download.receivedBytes / elapsedMs) * 1000);
   }
 
   close(reason?: string): void {
