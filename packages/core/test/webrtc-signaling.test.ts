@@ -288,6 +288,17 @@ describe('webrtc signaling: the tracker protocol', () => {
     expect(tracker.received[2]).toMatchObject({ numwant: 0, offers: [] });
   });
 
+  it("reports the swarm's size from an announce response's complete + incomplete", async () => {
+    const tracker = await scriptedTracker();
+    tracker.onMessage((message, socket) =>
+      socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, interval: 120, complete: 3, incomplete: 40 })),
+    );
+    const sizes: number[] = [];
+    signaling([tracker.url]).join(INFO_HASH, { ...recorder().events, swarmSize: (peers) => sizes.push(peers) });
+    await waitFor(() => sizes.length > 0, 'swarm size');
+    expect(sizes).toEqual([43]);
+  });
+
   it('reports a tracker failure reason and warning message as error and warning', async () => {
     const tracker = await scriptedTracker();
     tracker.onMessage((message, socket) =>
