@@ -3,7 +3,7 @@
 // ahead), but it keeps only each segment's size and hands out views of the origin's one shared
 // copy of the segment. A thousand peers holding copies would need tens of gigabytes; the bytes
 // themselves do not change any decision the engine makes.
-import type { SegmentRef, SegmentStore } from '@shoal/core';
+import { pickEvictionVictim, type SegmentRef, type SegmentStore } from '@shoal/core';
 
 interface Entry {
   size: number;
@@ -123,21 +123,7 @@ export class SimSegmentStore implements SegmentStore {
 
   private evictOverLimit(newStreamKey?: string, newSequence?: number): void {
     while (this.used > this.bytesLimit) {
-      let victim: [string, number] | undefined;
-      let victimRank = -Infinity;
-      for (const [streamKey, segments] of this.streams) {
-        const playhead = this.playheads.get(streamKey);
-        for (const [sequence, entry] of segments) {
-          const rank =
-            playhead === undefined ? 1e12 - entry.startS
-            : entry.endS <= playhead ? 1e12 + (playhead - entry.endS)
-            : entry.startS - playhead;
-          if (rank > victimRank) {
-            victimRank = rank;
-            victim = [streamKey, sequence];
-          }
-        }
-      }
+      const victim = pickEvictionVictim(this.streams, this.playheads);
       if (!victim) return;
       this.drop(victim[0], victim[1]);
       if (victim[0] === newStreamKey && victim[1] === newSequence) return;

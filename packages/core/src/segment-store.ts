@@ -81,28 +81,39 @@ export class MemorySegmentStore implements SegmentStore {
     for (const listener of this.evictListeners) listener(streamKey, sequence);
   }
 
-  /** Eviction rank: behind the playhead first (oldest first), then furthest ahead first. */
   private evictOverLimit(newStreamKey?: string, newSequence?: number): void {
     while (this.used > this.bytesLimit) {
-      let victim: [string, number] | undefined;
-      let victimRank = -Infinity;
-      for (const [streamKey, segments] of this.streams) {
-        const playhead = this.playheads.get(streamKey);
-        for (const [sequence, stored] of segments) {
-          // Without a known playhead, everything counts as behind it: oldest goes first.
-          const rank =
-            playhead === undefined ? 1e12 - stored.startS
-            : stored.endS <= playhead ? 1e12 + (playhead - stored.endS)
-            : stored.startS - playhead;
-          if (rank > victimRank) {
-            victimRank = rank;
-            victim = [streamKey, sequence];
-          }
-        }
-      }
+      const victim = pickEvictionVictim(this.streams, this.playheads);
       if (!victim) return;
       this.drop(victim[0], victim[1]);
       if (victim[0] === newStreamKey && victim[1] === newSequence) return;
     }
   }
+}
+
+/**
+ * The stored segment to evict first: behind its stream's playhead first (oldest first), then the
+ * one furthest ahead. Without a known playhead, everything counts as behind it: oldest goes first.
+ * Shared with the swarm simulator's size-only store, so both evict alike.
+ */
+export function pickEvictionVictim(
+  streams: ReadonlyMap<string, ReadonlyMap<number, { startS: number; endS: number }>>,
+  playheads: ReadonlyMap<string, number>,
+): [streamKey: string, sequence: number] | undefined {
+  let victim: [string, number] | undefined;
+  let victimRank = -Infinity;
+  for (const [streamKey, segments] of streams) {
+    const playhead = playheads.get(streamKey);
+    for (const [sequence, stored] of segments) {
+      const rank =
+        playhead === undefined ? 1e12 - stored.startS
+        : stored.endS <= playhead ? 1e12 + (playhead - stored.endS)
+        : stored.startS - playhead;
+      if (rank > victimRank) {
+        victimRank = rank;
+        victim = [streamKey, sequence];
+      }
+    }
+  }
+  return victim;
 }
