@@ -27,6 +27,12 @@ async function playerFrame(page: Page): Promise<Frame> {
   return page.frames().find((frame) => frame.url().includes('/embed.html'))!;
 }
 
+/** Opens the iframe host page and waits for its module script to set up `shoalHost`. */
+async function openIframeHost(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => 'shoalHost' in window);
+}
+
 async function hostEvents(page: Page): Promise<HostEvent[]> {
   return page.evaluate(() => (window as unknown as { shoalHost: { events: HostEvent[] } }).shoalHost.events);
 }
@@ -71,7 +77,7 @@ test('the script-tag embed turns its div into a player that plays', async ({ pag
 });
 
 test('the iframe embed plays and reports stats to the host page', async ({ page }) => {
-  await page.goto(iframePage('?stream=vod'));
+  await openIframeHost(page, iframePage('?stream=vod'));
   const frame = await playerFrame(page);
   await expect.poll(async () => (await frameVideo(frame)).currentTime, { timeout: 60_000 }).toBeGreaterThan(4);
   const events = await hostEvents(page);
@@ -102,7 +108,7 @@ test('two embeds of the live stream share segments, and a stats view shows bytes
 });
 
 test('the postMessage API round-trips every command and emits every event', async ({ page }) => {
-  await page.goto(iframePage('?stream=vod'));
+  await openIframeHost(page, iframePage('?stream=vod'));
   const frame = await playerFrame(page);
   const call = (command: string, arg?: number) =>
     page.evaluate(
@@ -155,7 +161,7 @@ test('the postMessage API round-trips every command and emits every event', asyn
 });
 
 test('a stream that cannot load shows the error overlay and emits `error` to the host', async ({ page }) => {
-  await page.goto(`${stack.pages.url}/embed-iframe.html?stream=vod`);
+  await openIframeHost(page, iframePage('?stream=vod'));
   await page.evaluate((url) => {
     const host = (window as unknown as { shoalHost: { events: HostEvent[] } }).shoalHost;
     host.events.length = 0;
