@@ -2,7 +2,7 @@
 // Sources, lowest precedence first: defaults < JSON config file < SHOAL_TRACKER_* env < flags.
 
 import { readFileSync } from 'node:fs';
-import type { AnnounceFilter } from './tracker-engine.js';
+import type { AnnounceFilter, EngineOptions } from './tracker-engine.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'list';
 
@@ -39,21 +39,14 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
-export interface TrackerOptions {
+/** The swarm logic's settings (announce interval, limits per message, rate) plus the server's. */
+export interface TrackerOptions extends EngineOptions {
   host: string;
   port: number;
   cert: string | null;
   key: string | null;
-  announceIntervalSec: number;
-  peerTimeoutSec: number;
-  maxOffersPerAnnounce: number;
-  maxSwarmsPerConnection: number;
-  maxScrapeInfoHashes: number;
-  fullScrape: boolean;
   maxConnections: number;
   maxConnectionsPerIp: number;
-  messagesPerSecond: number;
-  messageBurst: number;
   maxPayloadBytes: number;
   maxBackpressureBytes: number;
   idleTimeoutSec: number;
@@ -63,7 +56,7 @@ export interface TrackerOptions {
   statsRoutes: boolean;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   /** Programmatic only: decides each join (see AnnounceFilter). */
-  filter?: AnnounceFilter;
+  filter?: AnnounceFilter | undefined;
   /** Programmatic only: uWebSockets.js builds to try, in order (defaults to UWS_CANDIDATES). */
   uwsCandidates?: readonly string[];
 }
