@@ -3,6 +3,7 @@
 export { createWebRtcSignaling } from './webrtc/webrtc-signaling.js';
 export {
   DEFAULT_SIGNALING_OPTIONS,
+  iceServersProblem,
   PUBLIC_STUN_SERVERS,
   type RTCPeerConnectionConstructor,
   type WebRtcSignalingOptions,

@@ -16,18 +16,44 @@ export type WebSocketConstructor = new (url: string) => WebSocketLike;
 export type RTCPeerConnectionConstructor = new (configuration: RTCConfiguration) => RTCPeerConnection;
 
 /**
- * Public STUN servers, for peers behind different NATs. Not used by default: on one machine or a
- * LAN, host candidates are enough, and no third party learns who watches what. Peers behind
- * symmetric NATs also need a TURN server of your own.
+ * The default ICE servers: public STUN servers, so that viewers behind home NATs find their public
+ * address and reach each other. The STUN operators (Google, Twilio) see each viewer's IP address,
+ * not what it watches. Pass `iceServers: []` where every peer is on one machine or a LAN, or your
+ * own STUN/TURN servers; peers behind symmetric NATs need a TURN server of your own.
  */
 export const PUBLIC_STUN_SERVERS: readonly RTCIceServer[] = Object.freeze([
   { urls: ['stun:stun.l.google.com:19302', 'stun:global.stun.twilio.com:3478'] },
 ]);
 
+/**
+ * Why `value` is not a usable RTCIceServer list, in words (undefined when it is): each entry needs
+ * `urls` (stun:, turn: or turns: URLs), and a TURN entry needs `username` and `credential`, which
+ * RTCPeerConnection would otherwise reject only when the first peer connects.
+ */
+export function iceServersProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'expected an array of ICE servers ({ urls, username?, credential? })';
+  for (const [index, server] of value.entries()) {
+    const entry = `[${index}]`;
+    if (typeof server !== 'object' || server === null || Array.isArray(server)) return `${entry} is not an object with \`urls\``;
+    const { urls, username, credential } = server as Record<string, unknown>;
+    const list = typeof urls === 'string' ? [urls] : urls;
+    if (!Array.isArray(list) || list.length === 0) return `${entry}.urls must be a stun:, turn: or turns: URL or a non-empty array of them`;
+    for (const url of list) {
+      if (typeof url !== 'string' || !/^(stun|turn|turns):[^\s]+$/i.test(url)) return `${entry}.urls: ${JSON.stringify(url)} is not a stun:, turn: or turns: URL`;
+      if (/^turns?:/i.test(url) && (typeof username !== 'string' || typeof credential !== 'string')) {
+        return `${entry}: the TURN server ${url} needs \`username\` and \`credential\` strings`;
+      }
+    }
+    if (username !== undefined && typeof username !== 'string') return `${entry}.username must be a string`;
+    if (credential !== undefined && typeof credential !== 'string') return `${entry}.credential must be a string`;
+  }
+  return undefined;
+}
+
 export interface WebRtcSignalingOptions {
   /** WebTorrent tracker URLs (`wss://tracker.example/announce`). Every swarm is announced to each of them. */
   trackers: string[];
-  /** ICE servers for every RTCPeerConnection. Default: none (loopback and LAN). See PUBLIC_STUN_SERVERS. */
+  /** ICE servers for every RTCPeerConnection. Default: PUBLIC_STUN_SERVERS; `[]` for loopback and LAN only. */
   iceServers: RTCIceServer[];
   /** This peer's id, 40 hex characters. Default: random, starting with the ASCII client tag `-SH0001-`. */
   peerId: string | undefined;
@@ -76,7 +102,7 @@ const realClock: Clock = {
 };
 
 export const DEFAULT_SIGNALING_OPTIONS: Readonly<Omit<WebRtcSignalingOptions, 'trackers'>> = Object.freeze({
-  iceServers: [],
+  iceServers: PUBLIC_STUN_SERVERS as RTCIceServer[],
   peerId: undefined,
   maxPeers: 12,
   offersPerAnnounce: 5,
@@ -108,7 +134,8 @@ export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): Res
   for (const url of trackers) {
     if (typeof url !== 'string' || !/^wss?:\/\/[^/\s]/i.test(url)) invalid('trackers', 'ws:// or wss:// URLs', url);
   }
-  if (!Array.isArray(options.iceServers)) invalid('iceServers', 'an array of RTCIceServer', options.iceServers);
+  const iceProblem = iceServersProblem(options.iceServers);
+  if (iceProblem !== undefined) throw new ShoalError('INVALID_OPTION', `signaling options.iceServers: ${iceProblem}`);
   if (options.peerId !== undefined && !/^[0-9a-f]{40}$/.test(options.peerId)) invalid('peerId', '40 lowercase hex characters', options.peerId);
   const numbers: [keyof WebRtcSignalingOptions, number][] = [
     ['maxPeers', 1], ['offersPerAnnounce', 0], ['announceIntervalMs', 1000], ['requestPeersIntervalMs', 0],
