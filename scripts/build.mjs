@@ -1,17 +1,47 @@
 // Builds everything: browser packages with rollup, Node packages (tracker, e2e) with tsc, and the
 // sample stream (ffmpeg) when it is missing.
+//
+// `node scripts/build.mjs <package dir>` builds one publishable package from scratch, as its
+// `prepack` script does before `npm pack` / `pnpm publish`: a clean dist (after building the
+// workspace packages it depends on, where theirs is missing) and the repository's LICENSE beside it.
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-const steps = [
-  ['rollup', ['-c', 'rollup.config.js', '--silent']],
-  ['tsc', ['-b', 'tracker', 'e2e']],
-  ['node', ['e2e/bin/make-sample-media.js']],
-];
-for (const [command, args] of steps) {
-  const bin = command === 'node' ? process.execPath : `node_modules/.bin/${command}`;
-  const result = spawnSync(bin, args, { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
+const root = fileURLToPath(new URL('..', import.meta.url));
+const run = (command, args, env = {}) => {
+  const bin = command === 'node' ? process.execPath : `${root}node_modules/.bin/${command}`;
+  const result = spawnSync(bin, args, { stdio: 'inherit', cwd: root, env: { ...process.env, ...env } });
   if (result.status !== 0) {
     console.error(`shoal: build step failed: ${command} ${args.join(' ')}`);
     process.exit(result.status ?? 1);
   }
+};
+
+/** Publishable packages, each after the workspace packages it depends on. */
+const publishable = {
+  'packages/core': { needs: [], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/core' }) },
+  'packages/hlsjs': { needs: ['packages/core'], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/hlsjs' }) },
+  'packages/player': { needs: ['packages/core', 'packages/hlsjs'], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/player' }) },
+  tracker: { needs: [], build: () => run('tsc', ['-b', 'tracker']) },
+};
+
+const target = process.argv[2]?.replace(/\/+$/, '');
+if (target === undefined) {
+  run('rollup', ['-c', 'rollup.config.js', '--silent']);
+  run('tsc', ['-b', 'tracker', 'e2e']);
+  run('node', ['e2e/bin/make-sample-media.js']);
+} else {
+  const pkg = publishable[target];
+  if (!pkg) {
+    console.error(`shoal: ${target} is not a publishable package (one of ${Object.keys(publishable).join(', ')})`);
+    process.exit(2);
+  }
+  for (const dependency of pkg.needs) {
+    if (!existsSync(`${root}${dependency}/dist/index.d.ts`)) publishable[dependency].build();
+  }
+  rmSync(`${root}${target}/dist`, { recursive: true, force: true });
+  rmSync(`${root}${target}/tsconfig.tsbuildinfo`, { force: true });
+  pkg.build();
+  copyFileSync(`${root}LICENSE`, `${root}${target}/LICENSE`);
 }
