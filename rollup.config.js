@@ -10,8 +10,17 @@ import esbuild from 'rollup-plugin-esbuild';
 const packages = [
   { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts' } },
   { dir: 'packages/hlsjs', entries: { index: 'src/index.ts' }, browserBundle: 'shoal-hlsjs.browser.js' },
-  { dir: 'packages/player', entries: { index: 'src/index.ts', 'frame-client': 'src/frame-client-entry.ts' }, plugins: () => [cssAsText()] },
+  {
+    dir: 'packages/player',
+    entries: { index: 'src/index.ts', 'frame-client': 'src/frame-client-entry.ts', videojs: 'src/videojs-entry.ts' },
+    // The CSS is a file of its own for bundlers (`@shoal/player/styles.css`), never an import.
+    plugins: () => [emitFile('styles.css', 'packages/player/src/styles.css')],
+  },
 ];
+
+// SHOAL_BUILD_PACKAGES=packages/core,packages/hlsjs builds only those (what `npm pack` of one package needs).
+const only = process.env.SHOAL_BUILD_PACKAGES?.split(',');
+const selected = (dir) => !only || only.includes(dir);
 
 const isExternal = (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0');
 const onwarn = (warning, warn) => {
@@ -23,7 +32,7 @@ const input = (pkg) => Object.fromEntries(Object.entries(pkg.entries).map(([name
 const configs = [];
 for (const pkg of packages) {
   // A package whose source has not landed yet is simply not built.
-  if (!Object.values(pkg.entries).every((path) => existsSync(`${pkg.dir}/${path}`))) continue;
+  if (!selected(pkg.dir) || !Object.values(pkg.entries).every((path) => existsSync(`${pkg.dir}/${path}`))) continue;
   configs.push({
     input: input(pkg),
     external: isExternal,
@@ -53,7 +62,8 @@ for (const pkg of packages) {
 }
 
 // packages/player: the script-tag bundle (video.js + hls.js + Shoal + CSS in one file, global
-// `ShoalPlayer`), the host page's frame client (global `ShoalFrameClient`), and embed.html.
+// `ShoalPlayer`), the video.js plugin for pages that load video.js themselves (hls.js + Shoal,
+// global `ShoalVideojs`), the host page's frame client (global `ShoalFrameClient`), and embed.html.
 function cssAsText() {
   return {
     name: 'shoal-css-as-text',
@@ -81,7 +91,7 @@ function hlsUmd() {
 function emitFile(fileName, source) {
   return { name: `shoal-emit-${fileName}`, generateBundle() { this.emitFile({ type: 'asset', fileName, source: readFileSync(source, 'utf8') }); } };
 }
-if (existsSync('packages/player/src/browser.ts')) {
+if (selected('packages/player') && existsSync('packages/player/src/browser.ts')) {
   const browserPlugins = (extra = []) => [
     ...extra,
     cssAsText(),
@@ -94,6 +104,12 @@ if (existsSync('packages/player/src/browser.ts')) {
     onwarn,
     plugins: browserPlugins([hlsUmd(), emitFile('embed.html', 'packages/player/src/embed.html')]),
     output: { file: 'packages/player/dist/shoal-player.min.js', format: 'iife', name: 'ShoalPlayer', sourcemap: true },
+  });
+  configs.push({
+    input: 'packages/player/src/videojs-global.ts',
+    onwarn,
+    plugins: browserPlugins([hlsUmd()]),
+    output: { file: 'packages/player/dist/shoal-videojs.min.js', format: 'iife', name: 'ShoalVideojs', sourcemap: true },
   });
   configs.push({
     input: 'packages/player/src/frame-client-global.ts',

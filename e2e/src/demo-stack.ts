@@ -32,6 +32,7 @@ export function pageMounts(): Record<string, string> {
   return {
     '/': repoPath('examples'),
     '/lib/hls.js/': `${dirname(examplesRequire.resolve('hls.js/package.json'))}/dist`,
+    '/lib/video.js/': `${dirname(examplesRequire.resolve('video.js/package.json'))}/dist`,
     '/lib/shoal-hlsjs/': repoPath('packages/hlsjs/dist'),
     '/lib/shoal-player/': repoPath('packages/player/dist'),
   };

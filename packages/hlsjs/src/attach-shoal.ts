@@ -27,7 +27,11 @@ import { levelStreamKeys } from './stream-keys.js';
 export interface ShoalHlsOptions extends EngineOptionsInput {
   /** WebTorrent tracker URLs (`wss://…`). Without trackers (or `signaling`), Shoal loads over HTTP only, with stats. */
   trackers?: string[];
-  /** ICE servers for WebRTC. Default: none (one machine or a LAN). Across NATs: STUN, see PUBLIC_STUN_SERVERS. */
+  /**
+   * ICE servers for WebRTC. Default: PUBLIC_STUN_SERVERS (public STUN, for viewers behind home NATs).
+   * `[]` for one machine or a LAN; add a TURN server of your own (with `username`, `credential`)
+   * for viewers behind symmetric NATs.
+   */
   iceServers?: RTCIceServer[];
   /** Further tracker-client settings (offers per announce, reconnect backoff, …). */
   signalingOptions?: Omit<Partial<WebRtcSignalingOptionsInput>, 'trackers' | 'iceServers'>;

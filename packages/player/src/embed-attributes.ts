@@ -1,5 +1,6 @@
 // The script-tag embed's and the iframe page's settings: data-attributes on a
 // `<div data-shoal-src>` and query parameters of embed.html, read into ShoalPlayerOptions.
+import { PlayerError } from './errors.js';
 import type { ShoalPlayerOptions } from './options.js';
 
 /** `data-shoal-*` attributes a div may carry (values as written in HTML). */
@@ -11,6 +12,7 @@ export const embedAttributes = {
   poster: 'data-shoal-poster',
   p2p: 'data-shoal-p2p',
   stats: 'data-shoal-stats',
+  iceServers: 'data-shoal-ice-servers',
 } as const;
 
 /** Present-and-empty, "1", "true", "on", "yes" mean true; "0", "false", "off", "no" mean false. */
@@ -28,9 +30,24 @@ export function parseTrackers(values: ReadonlyArray<string | null>): string[] | 
   return urls.length > 0 ? urls : undefined;
 }
 
+/**
+ * ICE servers written as JSON (`[{"urls":"stun:stun.example.com:3478"}]`, `[]` for none); absent
+ * leaves the default. `where` names the attribute or parameter in the error. The entries
+ * themselves are checked with the other options.
+ */
+export function parseIceServers(value: string | null, where: string): RTCIceServer[] | undefined {
+  if (value === null) return undefined;
+  try {
+    return JSON.parse(value) as RTCIceServer[];
+  } catch (error) {
+    throw new PlayerError('INVALID_OPTION', `${where}: expected a JSON array of ICE servers such as [{"urls":"stun:stun.example.com:3478"}], got ${JSON.stringify(value)} (${(error as Error).message})`);
+  }
+}
+
 export function optionsFromAttributes(element: Pick<Element, 'getAttribute'>): ShoalPlayerOptions {
   const read = (name: string) => element.getAttribute(name);
   return {
+    iceServers: parseIceServers(read(embedAttributes.iceServers), embedAttributes.iceServers),
     src: read(embedAttributes.src) ?? '',
     trackers: parseTrackers([read(embedAttributes.tracker)]),
     autoplay: parseFlag(read(embedAttributes.autoplay)),
@@ -41,9 +58,10 @@ export function optionsFromAttributes(element: Pick<Element, 'getAttribute'>): S
   };
 }
 
-/** embed.html?src=…&tracker=…&autoplay=1&muted=1&p2p=1&poster=…&stats=1 */
+/** embed.html?src=…&tracker=…&iceServers=[…]&autoplay=1&muted=1&p2p=1&poster=…&stats=1 */
 export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
   return {
+    iceServers: parseIceServers(query.get('iceServers'), 'iceServers (embed.html parameter)'),
     src: query.get('src') ?? '',
     trackers: parseTrackers(query.getAll('tracker')),
     autoplay: parseFlag(query.get('autoplay')),
@@ -54,29 +72,41 @@ export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
   };
 }
 
-/** The two snippets a site owner pastes, for the snippet generator. */
-export function embedSnippets(settings: {
+export interface EmbedSnippetSettings {
   src: string;
   trackers: string[];
+  /** Where shoal-player.min.js and embed.html are served from. */
   scriptUrl: string;
   frameUrl: string;
+  /** Omitted: the player's default (public STUN servers); [] turns STUN off. */
+  iceServers?: RTCIceServer[];
   autoplay?: boolean;
   muted?: boolean;
   p2p?: boolean;
-}): { script: string; iframe: string } {
+  /** The iframe's accessible name. Default: "Video player". */
+  title?: string;
+}
+
+/** The two snippets a site owner pastes, for the snippet generator. */
+export function embedSnippets(settings: EmbedSnippetSettings): { script: string; iframe: string } {
   const escape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
   const attributes = [`data-shoal-src="${escape(settings.src)}"`];
   if (settings.trackers.length > 0) attributes.push(`data-shoal-tracker="${escape(settings.trackers.join(' '))}"`);
+  if (settings.iceServers) attributes.push(`data-shoal-ice-servers="${escape(JSON.stringify(settings.iceServers))}"`);
   if (settings.autoplay) attributes.push('data-shoal-autoplay');
   if (settings.muted) attributes.push('data-shoal-muted');
   if (settings.p2p === false) attributes.push('data-shoal-p2p="off"');
   const query = new URLSearchParams({ src: settings.src });
   for (const tracker of settings.trackers) query.append('tracker', tracker);
+  if (settings.iceServers) query.set('iceServers', JSON.stringify(settings.iceServers));
   if (settings.autoplay) query.set('autoplay', '1');
   if (settings.muted) query.set('muted', '1');
   query.set('p2p', settings.p2p === false ? '0' : '1');
+  const title = escape(settings.title ?? 'Video player');
   return {
     script: `<script src="${escape(settings.scriptUrl)}" defer></script>\n<div ${attributes.join(' ')}></div>`,
-    iframe: `<iframe src="${escape(`${settings.frameUrl}?${query}`)}" width="640" height="360" style="border:0" allow="autoplay; fullscreen" allowfullscreen></iframe>`,
+    iframe:
+      `<iframe src="${escape(`${settings.frameUrl}?${query}`)}" title="${title}" width="640" height="360" style="border:0" ` +
+      `allow="autoplay; fullscreen; picture-in-picture" allowfullscreen></iframe>`,
   };
 }

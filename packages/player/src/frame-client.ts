@@ -1,19 +1,21 @@
 // The host page's side of the iframe embed: typed commands that resolve with the frame's answer,
 // and event listeners. Imports nothing heavy, so a host page stays small.
 import { PlayerError } from './errors.js';
-import { parseFrameMessage, protocolTag, type CommandArgs, type FrameCommand, type FrameEvent } from './frame-protocol.js';
+import {
+  parseFrameMessage,
+  protocolTag,
+  type CommandArgs,
+  type CommandResults,
+  type FrameCommand,
+  type FrameEvent,
+  type FrameEventData,
+  type ReadyInfo,
+} from './frame-protocol.js';
+import type { PlaybackState } from './playback-state.js';
+import type { Resolution } from './resolutions.js';
 import type { PlayerStats } from './types.js';
 
-export type { FrameCommand, FrameEvent } from './frame-protocol.js';
-
-export interface FrameEventData {
-  ready: { src: string; p2p: string; engine: string };
-  playing: undefined;
-  pause: undefined;
-  ended: undefined;
-  error: { code: string; message: string };
-  stats: PlayerStats;
-}
+export type { FrameCommand, FrameEvent, FrameEventData } from './frame-protocol.js';
 
 export interface FrameClientOptions {
   /** How long a command waits for its answer. Default: 10000 ms. */
@@ -34,8 +36,10 @@ export class ShoalFrameClient {
   private readonly listeners = new Map<FrameEvent, Set<(data: unknown) => void>>();
   private readonly timeoutMs: number;
   private readonly onMessage: (event: MessageEvent) => void;
-  private readyResolve!: () => void;
-  private readonly readyPromise: Promise<void>;
+  private readonly onLoad: () => void;
+  private readyResolve!: (info: ReadyInfo) => void;
+  private readonly readyPromise: Promise<ReadyInfo>;
+  private isReady = false;
   private destroyed = false;
 
   constructor(
@@ -57,15 +61,20 @@ export class ShoalFrameClient {
         if (message.ok) waiting.resolve(message.result);
         else waiting.reject(new PlayerError('FRAME_COMMAND', `${message.error?.code ?? 'ERROR'}: ${message.error?.message ?? 'command failed'}`));
       } else if (message.kind === 'event') {
-        if (message.event === 'ready') this.readyResolve();
+        if (message.event === 'ready') this.becomeReady(message.data as ReadyInfo);
         for (const listener of this.listeners.get(message.event) ?? []) listener(message.data);
       }
     };
     this.win.addEventListener('message', this.onMessage);
+    // The frame announces `ready` once; a client created later asks (hello), and asks again each
+    // time the frame loads a page, which covers a frame that was still loading.
+    this.onLoad = () => this.hello();
+    this.iframe.addEventListener('load', this.onLoad);
+    this.hello();
   }
 
-  /** Resolves once the frame's player has said `ready`. */
-  ready(): Promise<void> {
+  /** Resolves once the frame's player is ready, whenever this client was created. */
+  ready(): Promise<ReadyInfo> {
     return this.readyPromise;
   }
 
@@ -77,16 +86,71 @@ export class ShoalFrameClient {
     return this.send('pause', undefined).then(() => undefined);
   }
 
+  /** Seconds on the media timeline. */
   seek(time: number): Promise<void> {
     return this.send('seek', { time }).then(() => undefined);
   }
 
+  getCurrentTime(): Promise<number> {
+    return this.send('getCurrentTime', undefined);
+  }
+
+  /** 0 before the stream's metadata, Infinity for live. */
+  getDuration(): Promise<number> {
+    return this.send('getDuration', undefined);
+  }
+
+  /** 0 to 1; unmutes above 0. */
   setVolume(volume: number): Promise<void> {
     return this.send('setVolume', { volume }).then(() => undefined);
   }
 
+  getVolume(): Promise<number> {
+    return this.send('getVolume', undefined);
+  }
+
+  mute(): Promise<void> {
+    return this.send('mute', undefined).then(() => undefined);
+  }
+
+  unmute(): Promise<void> {
+    return this.send('unmute', undefined).then(() => undefined);
+  }
+
+  isMuted(): Promise<boolean> {
+    return this.send('isMuted', undefined);
+  }
+
+  /** 1 is normal speed. */
+  setPlaybackRate(rate: number): Promise<void> {
+    return this.send('setPlaybackRate', { rate }).then(() => undefined);
+  }
+
+  getPlaybackRate(): Promise<number> {
+    return this.send('getPlaybackRate', undefined);
+  }
+
+  /** The speeds the player's control bar offers. */
+  getPlaybackRates(): Promise<number[]> {
+    return this.send('getPlaybackRates', undefined);
+  }
+
+  /** "Auto" (id -1) and each rendition, highest first; `active` marks what plays. */
+  getResolutions(): Promise<Resolution[]> {
+    return this.send('getResolutions', undefined);
+  }
+
+  /** An id from getResolutions(); -1 for automatic. */
+  setResolution(id: number): Promise<void> {
+    return this.send('setResolution', { id }).then(() => undefined);
+  }
+
+  getState(): Promise<PlaybackState> {
+    return this.send('getState', undefined);
+  }
+
   getStats(): Promise<PlayerStats> {
-    return this.send('getStats', undefined) as Promise<PlayerStats>;
+    return this.send('getStats', undefined);
   }
 
   /** Returns the function that removes the listener. */
@@ -102,6 +166,7 @@ export class ShoalFrameClient {
     if (this.destroyed) return;
     this.destroyed = true;
     this.win.removeEventListener('message', this.onMessage);
+    this.iframe.removeEventListener('load', this.onLoad);
     for (const waiting of this.pending.values()) {
       clearTimeout(waiting.timer);
       waiting.reject(new PlayerError('FRAME_COMMAND', 'the frame client was destroyed'));
@@ -110,17 +175,32 @@ export class ShoalFrameClient {
     this.listeners.clear();
   }
 
-  private send<C extends FrameCommand>(command: C, args: CommandArgs[C]): Promise<unknown> {
+  private becomeReady(info: ReadyInfo): void {
+    if (this.isReady) return;
+    this.isReady = true;
+    this.readyResolve(info);
+  }
+
+  private hello(): void {
+    if (this.isReady || this.destroyed) return;
+    // Unanswered while the frame is still loading: its `ready` event or the next load covers that.
+    this.send('hello', undefined).then(
+      (info) => this.becomeReady(info),
+      () => undefined,
+    );
+  }
+
+  private send<C extends FrameCommand>(command: C, args: CommandArgs[C]): Promise<CommandResults[C]> {
     if (this.destroyed) return Promise.reject(new PlayerError('FRAME_COMMAND', 'the frame client was destroyed'));
     const target = this.iframe.contentWindow;
     if (!target) return Promise.reject(new PlayerError('FRAME_COMMAND', 'the iframe is not attached to a document'));
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    return new Promise<CommandResults[C]>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new PlayerError('FRAME_TIMEOUT', `${command}: no answer from the player frame within ${this.timeoutMs} ms`));
       }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
       target.postMessage({ shoal: protocolTag, kind: 'command', id, command, args }, frameOrigin(this.iframe, this.win));
     });
   }

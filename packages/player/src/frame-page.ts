@@ -2,7 +2,20 @@
 // controlled by the host page through the postMessage protocol of frame-protocol.ts.
 import { optionsFromQuery } from './embed-attributes.js';
 import { PlayerError } from './errors.js';
-import { frameEvents, parseFrameMessage, protocolTag, type CommandMessage, type FrameEvent, type ResponseMessage } from './frame-protocol.js';
+import {
+  parseFrameMessage,
+  protocolTag,
+  type CommandArgs,
+  type CommandMessage,
+  type CommandResults,
+  type FrameCommand,
+  type FrameEvent,
+  type FrameEventData,
+  type PlaybackStatus,
+  type ReadyInfo,
+  type ResponseMessage,
+} from './frame-protocol.js';
+import { playbackStateEvents } from './playback-state.js';
 import { ShoalPlayer } from './player.js';
 
 export interface EmbedFrame {
@@ -11,6 +24,9 @@ export interface EmbedFrame {
 }
 
 const statsIntervalMs = 1_000;
+const statusIntervalMs = 500;
+
+type Handlers = { [C in FrameCommand]: (args: Partial<NonNullable<CommandArgs[C]>>) => CommandResults[C] | Promise<CommandResults[C]> };
 
 export function startEmbedFrame(container: Element = document.body, win: Window = window): EmbedFrame {
   const query = new URLSearchParams(win.location.search);
@@ -19,7 +35,7 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
   const post = (message: object, origin = eventOrigin) => {
     if (win.parent !== win) win.parent.postMessage(message, origin);
   };
-  const emit = (event: FrameEvent, data?: unknown) => post({ shoal: protocolTag, kind: 'event', event, data });
+  const emit = <E extends FrameEvent>(event: E, data?: FrameEventData[E]) => post({ shoal: protocolTag, kind: 'event', event, data });
 
   let player: ShoalPlayer;
   try {
@@ -34,20 +50,40 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
     return { player: null, destroy: () => notice.remove() };
   }
 
+  const readyInfo = (): ReadyInfo => ({ src: player.options.src, p2p: player.plan.p2p, engine: player.plan.engine });
+  const whenReady = new Promise<ReadyInfo>((resolve) => player.videojs.ready(() => resolve(readyInfo())));
+  const status = (): PlaybackStatus => ({
+    state: player.getState(),
+    currentTime: player.getCurrentTime(),
+    duration: player.getDuration(),
+    volume: player.getVolume(),
+    muted: player.isMuted(),
+    playbackRate: player.getPlaybackRate(),
+    resolutionId: player.getResolutions().find((resolution) => resolution.active)?.id ?? null,
+  });
+  const handlers: Handlers = {
+    hello: () => whenReady,
+    play: () => player.play().then(() => null),
+    pause: () => (player.pause(), null),
+    seek: ({ time }) => (player.seek(Number(time)), null),
+    getCurrentTime: () => player.getCurrentTime(),
+    getDuration: () => player.getDuration(),
+    setVolume: ({ volume }) => (player.setVolume(Number(volume)), null),
+    getVolume: () => player.getVolume(),
+    mute: () => (player.setMuted(true), null),
+    unmute: () => (player.setMuted(false), null),
+    isMuted: () => player.isMuted(),
+    setPlaybackRate: ({ rate }) => (player.setPlaybackRate(Number(rate)), null),
+    getPlaybackRate: () => player.getPlaybackRate(),
+    getPlaybackRates: () => player.getPlaybackRates(),
+    getResolutions: () => player.getResolutions(),
+    setResolution: ({ id }) => (player.setResolution(Number(id)), null),
+    getState: () => player.getState(),
+    getStats: () => player.getStats(),
+  };
   const run = async (message: CommandMessage): Promise<unknown> => {
-    const args = (message.args ?? {}) as Record<string, unknown>;
-    switch (message.command) {
-      case 'play':
-        return player.play();
-      case 'pause':
-        return player.pause();
-      case 'seek':
-        return player.seek(Number(args.time));
-      case 'setVolume':
-        return player.setVolume(Number(args.volume));
-      case 'getStats':
-        return player.getStats();
-    }
+    const args = typeof message.args === 'object' && message.args !== null ? message.args : {};
+    return (handlers[message.command] as (args: object) => unknown)(args);
   };
   const onMessage = (event: MessageEvent) => {
     if (event.source !== win.parent) return;
@@ -69,20 +105,43 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
   };
   win.addEventListener('message', onMessage);
 
-  for (const name of frameEvents) {
-    if (name === 'ready' || name === 'stats' || name === 'error') continue;
-    player.on(name, () => emit(name));
-  }
+  for (const name of ['playing', 'pause', 'ended'] as const) player.on(name, () => emit(name));
   player.on('error', () => {
     const error = player.videojs.error();
     emit('error', { code: `MEDIA_ERR_${error?.code ?? 0}`, message: error?.message ?? 'playback failed' });
   });
+  let lastState = player.getState();
+  const checkState = () => {
+    const state = player.getState();
+    if (state === lastState) return;
+    lastState = state;
+    emit('statechange', { state });
+  };
+  for (const name of playbackStateEvents) player.on(name, checkState);
+  player.on('volumechange', () => emit('volumechange', { volume: player.getVolume(), muted: player.isMuted() }));
+  player.on('ratechange', () => emit('ratechange', { playbackRate: player.getPlaybackRate() }));
+  let lastResolutions = '';
+  const checkResolutions = () => {
+    const resolutions = player.getResolutions();
+    const text = JSON.stringify(resolutions);
+    if (text === lastResolutions) return;
+    lastResolutions = text;
+    emit('resolutionchange', { resolutions });
+  };
+  player.on('shoallevels', checkResolutions);
+  player.on('shoalsession', checkResolutions);
+
   const statsTimer = win.setInterval(() => emit('stats', player.getStats()), statsIntervalMs);
-  player.videojs.ready(() => emit('ready', { src: player.options.src, p2p: player.plan.p2p, engine: player.plan.engine }));
+  const statusTimer = win.setInterval(() => {
+    checkState();
+    emit('status', status());
+  }, statusIntervalMs);
+  void whenReady.then((info) => emit('ready', info));
   return {
     player,
     destroy() {
       win.clearInterval(statsTimer);
+      win.clearInterval(statusTimer);
       win.removeEventListener('message', onMessage);
       player.destroy();
     },

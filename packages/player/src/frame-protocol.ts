@@ -1,27 +1,117 @@
 // The iframe embed's postMessage protocol, shared by the embed page and the host-side client.
-// A leaf module: it imports nothing of ours.
+// Imports types only, so the frame client stays small.
 //
 // host -> frame  { shoal: 'player', kind: 'command', id, command, args? }
 // frame -> host  { shoal: 'player', kind: 'response', id, ok: true, result } | { …, ok: false, error: { code, message } }
 // frame -> host  { shoal: 'player', kind: 'event', event, data }
+import type { PlaybackState } from './playback-state.js';
+import type { Resolution } from './resolutions.js';
+import type { PlayerStats } from './types.js';
 
 export const protocolTag = 'player';
 
-export type FrameCommand = 'play' | 'pause' | 'seek' | 'setVolume' | 'getStats';
-export type FrameEvent = 'ready' | 'playing' | 'pause' | 'ended' | 'error' | 'stats';
+/** What the frame says when its player is ready (the `ready` event, and the answer to `hello`). */
+export interface ReadyInfo {
+  src: string;
+  p2p: string;
+  engine: string;
+}
 
-export const frameCommands: readonly FrameCommand[] = ['play', 'pause', 'seek', 'setVolume', 'getStats'];
-export const frameEvents: readonly FrameEvent[] = ['ready', 'playing', 'pause', 'ended', 'error', 'stats'];
+/** The periodic `status` event: where playback is, twice a second. */
+export interface PlaybackStatus {
+  state: PlaybackState;
+  currentTime: number;
+  /** 0 before the stream's metadata, Infinity for live. */
+  duration: number;
+  volume: number;
+  muted: boolean;
+  playbackRate: number;
+  /** The active entry of getResolutions(): -1 while "Auto" picks. */
+  resolutionId: number | null;
+}
 
+/** Arguments of each command. */
 export interface CommandArgs {
+  /** Answered once the frame's player is ready: the client's ready handshake. */
+  hello: undefined;
   play: undefined;
   pause: undefined;
   /** Seconds on the media timeline. */
   seek: { time: number };
-  /** 0 to 1. */
+  getCurrentTime: undefined;
+  getDuration: undefined;
+  /** 0 to 1; unmutes above 0. */
   setVolume: { volume: number };
+  getVolume: undefined;
+  mute: undefined;
+  unmute: undefined;
+  isMuted: undefined;
+  /** 1 is normal speed. */
+  setPlaybackRate: { rate: number };
+  getPlaybackRate: undefined;
+  getPlaybackRates: undefined;
+  getResolutions: undefined;
+  /** An id from getResolutions(); -1 for automatic. */
+  setResolution: { id: number };
+  getState: undefined;
   getStats: undefined;
 }
+
+/** What each command resolves with. */
+export interface CommandResults {
+  hello: ReadyInfo;
+  play: null;
+  pause: null;
+  seek: null;
+  getCurrentTime: number;
+  getDuration: number;
+  setVolume: null;
+  getVolume: number;
+  mute: null;
+  unmute: null;
+  isMuted: boolean;
+  setPlaybackRate: null;
+  getPlaybackRate: number;
+  getPlaybackRates: number[];
+  getResolutions: Resolution[];
+  setResolution: null;
+  getState: PlaybackState;
+  getStats: PlayerStats;
+}
+
+/** What each event carries. */
+export interface FrameEventData {
+  ready: ReadyInfo;
+  playing: undefined;
+  pause: undefined;
+  ended: undefined;
+  error: { code: string; message: string };
+  /** The stats object, once a second. */
+  stats: PlayerStats;
+  /** Playback state changed: unstarted, buffering, playing, paused, ended. */
+  statechange: { state: PlaybackState };
+  /** Twice a second. */
+  status: PlaybackStatus;
+  volumechange: { volume: number; muted: boolean };
+  ratechange: { playbackRate: number };
+  /** The rendition list or the active entry changed. */
+  resolutionchange: { resolutions: Resolution[] };
+}
+
+export type FrameCommand = keyof CommandArgs;
+export type FrameEvent = keyof FrameEventData;
+
+const commandNames: Record<FrameCommand, true> = {
+  hello: true, play: true, pause: true, seek: true, getCurrentTime: true, getDuration: true, setVolume: true, getVolume: true,
+  mute: true, unmute: true, isMuted: true, setPlaybackRate: true, getPlaybackRate: true, getPlaybackRates: true,
+  getResolutions: true, setResolution: true, getState: true, getStats: true,
+};
+const eventNames: Record<FrameEvent, true> = {
+  ready: true, playing: true, pause: true, ended: true, error: true, stats: true,
+  statechange: true, status: true, volumechange: true, ratechange: true, resolutionchange: true,
+};
+export const frameCommands = Object.keys(commandNames) as FrameCommand[];
+export const frameEvents = Object.keys(eventNames) as FrameEvent[];
 
 export interface CommandMessage {
   shoal: typeof protocolTag;
@@ -50,12 +140,13 @@ export interface EventMessage {
 export type FrameMessage = CommandMessage | ResponseMessage | EventMessage;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+const owns = (table: object, key: unknown) => typeof key === 'string' && Object.prototype.hasOwnProperty.call(table, key);
 
 /** A message of this protocol, or undefined for anything else posted to the window. */
 export function parseFrameMessage(data: unknown): FrameMessage | undefined {
   if (!isRecord(data) || data.shoal !== protocolTag) return undefined;
   if (data.kind === 'command') {
-    if (typeof data.id !== 'number' || !frameCommands.includes(data.command as FrameCommand)) return undefined;
+    if (typeof data.id !== 'number' || !owns(commandNames, data.command)) return undefined;
     return data as unknown as CommandMessage;
   }
   if (data.kind === 'response') {
@@ -63,7 +154,7 @@ export function parseFrameMessage(data: unknown): FrameMessage | undefined {
     return data as unknown as ResponseMessage;
   }
   if (data.kind === 'event') {
-    if (!frameEvents.includes(data.event as FrameEvent)) return undefined;
+    if (!owns(eventNames, data.event)) return undefined;
     return data as unknown as EventMessage;
   }
   return undefined;

@@ -3,6 +3,7 @@
 import Hls from 'hls.js';
 import type { HlsConfig } from 'hls.js';
 import { PlayerError } from './errors.js';
+import { resolutionList, type Resolution } from './resolutions.js';
 import { StatsMeter } from './stats-meter.js';
 import type { P2pCounters, P2pEngine, P2pState, PlayerStats, RenditionInfo } from './types.js';
 
@@ -124,13 +125,38 @@ export class HlsSession {
     };
   }
 
+  /** "Auto" and every level; with a manual choice pending, the active one is what the viewer picked. */
+  resolutions(): Resolution[] {
+    const hls = this.hls;
+    const chosen = hls.autoLevelEnabled ? -1 : hls.nextLevel >= 0 ? hls.nextLevel : hls.currentLevel;
+    return resolutionList(hls.levels, chosen);
+  }
+
   /**
    * -1 hands the choice back to hls.js's ABR (from the next segment on); a level index switches
    * now, dropping what is buffered ahead, as someone who picked a quality expects.
    */
   selectLevel(index: number): void {
+    if (!Number.isInteger(index) || index < -1 || index >= this.hls.levels.length) {
+      throw new PlayerError('INVALID_OPTION', `resolution: ${index} is not -1 (auto) or a level index below ${this.hls.levels.length}`);
+    }
     if (index < 0) this.hls.nextLevel = -1;
     else this.hls.currentLevel = index;
+    this.events.levels();
+  }
+
+  /**
+   * The levels a viewer allows (video.js quality pickers enable and disable levels): one level
+   * plays that level; several hand the choice to ABR, capped at the highest allowed (hls.js has no
+   * floor per level); none changes nothing.
+   */
+  allowLevels(allowed: readonly boolean[]): void {
+    const indices = allowed.flatMap((isAllowed, index) => (isAllowed && index < this.hls.levels.length ? [index] : []));
+    if (indices.length === 0) return;
+    if (indices.length === 1) return this.selectLevel(indices[0]!);
+    // hls.js orders levels by bitrate, lowest first.
+    this.hls.autoLevelCapping = indices.length === this.hls.levels.length ? -1 : Math.max(...indices);
+    if (!this.hls.autoLevelEnabled) this.hls.nextLevel = -1;
     this.events.levels();
   }
 

@@ -1,12 +1,12 @@
 // A video.js source handler that plays HLS through hls.js (video.js's own VHS has no loader hook
-// for Shoal). Registered on the Html5 tech ahead of the native handler; where hls.js cannot run
-// (no MSE), it declines and the browser's native HLS, if any, takes over.
+// for Shoal), for the players Shoal was added to. Registered on the Html5 tech ahead of VHS and the
+// native handler; other players of the same video.js, and browsers where hls.js cannot run (no
+// MSE), are left to VHS or the browser's native HLS.
 import Hls from 'hls.js';
-import { showPlayerError, type VideoJs } from './video-js-api.js';
+import { showPlayerError, type Player, type VideoJsNamespace } from './video-js-api.js';
 import { HlsSession, type ShoalTechOptions } from './hls-session.js';
 
-
-interface SourceObject {
+export interface SourceObject {
   src: string;
   type?: string;
 }
@@ -19,6 +19,8 @@ interface TechLike {
 const hlsTypes = /^(application\/(x-|vnd\.apple\.)mpegurl|audio\/mpegurl)$/i;
 const sessions = new WeakMap<object, HlsSession>();
 const registered = new WeakSet<object>();
+/** By player id: video.js hands a source handler the player's id, not the player. */
+const techOptionsByPlayer = new Map<string, ShoalTechOptions>();
 
 export function isHlsSource(source: SourceObject): boolean {
   if (source.type) return hlsTypes.test(source.type.split(';')[0]!.trim());
@@ -31,11 +33,17 @@ export function sessionOf(player: { tech(safety?: unknown): unknown }): HlsSessi
   return tech ? sessions.get(tech as object) : undefined;
 }
 
-/**
- * Registers the handler with this copy of video.js (once). Players pass their hls.js config and
- * P2P engine through `html5: { shoal: ShoalTechOptions }`.
- */
-export function registerHlsSourceHandler(vjs: VideoJs): void {
+/** From now on, this player's HLS sources play through hls.js with these settings (until it is disposed). */
+export function playThroughHls(player: Player, options: ShoalTechOptions): void {
+  const id = player.id();
+  techOptionsByPlayer.set(id, options);
+  player.one('dispose', () => {
+    if (techOptionsByPlayer.get(id) === options) techOptionsByPlayer.delete(id);
+  });
+}
+
+/** Registers the handler with this copy of video.js (once). */
+export function registerHlsSourceHandler(vjs: VideoJsNamespace): void {
   const Html5 = vjs.getTech('Html5') as unknown as {
     registerSourceHandler(handler: object, index?: number): void;
   } | undefined;
@@ -46,12 +54,16 @@ export function registerHlsSourceHandler(vjs: VideoJs): void {
     canPlayType(type: string): '' | 'probably' {
       return hlsTypes.test(type) && Hls.isSupported() ? 'probably' : '';
     },
-    canHandleSource(source: SourceObject): '' | 'probably' {
-      return isHlsSource(source) && Hls.isSupported() ? 'probably' : '';
+    canHandleSource(source: SourceObject, options?: { playerId?: string }): '' | 'probably' {
+      if (!isHlsSource(source) || !Hls.isSupported()) return '';
+      // The player picks a tech with options that name no player: say yes, so that a video.js
+      // without VHS picks Html5 too. The tech then asks again with its player's id.
+      if (options?.playerId === undefined) return 'probably';
+      return techOptionsByPlayer.has(options.playerId) ? 'probably' : '';
     },
-    handleSource(source: SourceObject, tech: TechLike, techOptions: { shoal?: ShoalTechOptions; playerId?: string }) {
+    handleSource(source: SourceObject, tech: TechLike, techOptions: { playerId?: string }) {
       const player = techOptions.playerId ? vjs.getPlayer(techOptions.playerId) : undefined;
-      const session = new HlsSession(source.src, tech.el() as HTMLMediaElement, techOptions.shoal ?? {}, {
+      const session = new HlsSession(source.src, tech.el() as HTMLMediaElement, techOptionsByPlayer.get(techOptions.playerId ?? '') ?? {}, {
         levels: () => player?.trigger('shoallevels'),
         fatal: (error) => {
           if (!player) return;
@@ -73,6 +85,6 @@ export function registerHlsSourceHandler(vjs: VideoJs): void {
       };
     },
   };
-  // Index 0: ahead of the native handler, which would otherwise claim HLS on Safari.
+  // Index 0: ahead of VHS and of the native handler, which would otherwise claim HLS on Safari.
   Html5.registerSourceHandler(handler, 0);
 }

@@ -1,5 +1,6 @@
-// ShoalPlayer's options: the one place where their defaults live, validated at the boundary
-// with a message naming the bad field.
+// The options of ShoalPlayer and of the video.js plugin: the one place where their defaults
+// live, validated at the boundary with a message naming the bad field.
+import { iceServersProblem } from '@shoal/core/webrtc';
 import { PlayerError } from './errors.js';
 import type { P2pEngine } from './types.js';
 
@@ -9,17 +10,41 @@ export type P2pEngineFactory = (settings: P2pEngineSettings) => P2pEngine;
 export interface P2pEngineSettings {
   /** Tracker URLs (ws:// or wss://). */
   trackers: string[];
+  /** ICE servers for WebRTC; undefined: the engine's default (Shoal: public STUN servers). */
+  iceServers: RTCIceServer[] | undefined;
   /** Passed through to the engine untouched (for Shoal: every `ShoalHls` option). */
   engineOptions: Record<string, unknown>;
 }
 
-export interface ShoalPlayerOptions {
-  /** The HLS manifest (.m3u8) URL. Required. */
-  src: string;
+/** What Shoal adds to a video.js player: `player.shoal(options)` and ShoalPlayer alike. */
+export interface ShoalPluginOptions {
   /** WebTorrent tracker URLs. Default: none, which leaves P2P off (the stats panel says so). */
   trackers?: string[];
   /** P2P on or off. Default: true. */
   p2p?: boolean;
+  /**
+   * ICE servers for WebRTC (STUN, and TURN with `username` + `credential`). Default: public STUN
+   * servers (Google, Twilio), so viewers behind home NATs connect; `[]` turns STUN off.
+   */
+  iceServers?: RTCIceServer[];
+  /** hls.js config, passed through untouched (Shoal adds only its loaders). Default: {}. */
+  hlsConfig?: Record<string, unknown>;
+  /** P2P engine options, passed through untouched (Shoal's `ShoalHls` options). Default: {}. */
+  engineOptions?: Record<string, unknown>;
+  /** Creates the P2P engine. Default: Shoal (`@shoal/hlsjs`). */
+  engineFactory?: P2pEngineFactory;
+  /** Add the P2P stats button and panel to the control bar (`{ open: true }`: panel open). Default: false. */
+  statsView?: boolean | { open?: boolean };
+  /** Add the quality menu ("Auto" + one item per rendition) to the control bar. Default: false. */
+  qualityMenu?: boolean;
+}
+
+export type ResolvedPluginOptions = Required<Omit<ShoalPluginOptions, 'iceServers' | 'engineFactory' | 'statsView'>> &
+  Pick<ShoalPluginOptions, 'iceServers' | 'engineFactory'> & { statsView: { open: boolean } | false };
+
+export interface ShoalPlayerOptions extends Omit<ShoalPluginOptions, 'statsView' | 'qualityMenu'> {
+  /** The HLS manifest (.m3u8) URL. Required. */
+  src: string;
   /** Start playing as soon as possible. Browsers allow it reliably only when muted. Default: false. */
   autoplay?: boolean;
   /** Default: false. */
@@ -32,20 +57,19 @@ export interface ShoalPlayerOptions {
   fluid?: boolean;
   /** Open the stats panel at start. Default: false. */
   statsOpen?: boolean;
-  /** Add the player's CSS (video.js skin + Shoal's) to the page once. Default: true. */
-  injectStyles?: boolean;
-  /** hls.js config, passed through untouched (Shoal adds only its loaders). Default: {}. */
-  hlsConfig?: Record<string, unknown>;
-  /** P2P engine options, passed through untouched (Shoal's `ShoalHls` options). Default: {}. */
-  engineOptions?: Record<string, unknown>;
   /** video.js player options, merged over ours. Default: {}. */
   videojsOptions?: Record<string, unknown>;
-  /** Creates the P2P engine. Default: Shoal (`@shoal/hlsjs`). */
-  engineFactory?: P2pEngineFactory;
 }
 
-export type ResolvedPlayerOptions = Required<Omit<ShoalPlayerOptions, 'poster' | 'engineFactory'>> &
-  Pick<ShoalPlayerOptions, 'poster' | 'engineFactory'>;
+export type ResolvedPlayerOptions = Required<Omit<ShoalPlayerOptions, 'poster' | 'engineFactory' | 'iceServers'>> &
+  Pick<ShoalPlayerOptions, 'poster' | 'engineFactory' | 'iceServers'>;
+
+export const pluginDefaults = {
+  trackers: [] as string[],
+  p2p: true,
+  statsView: false,
+  qualityMenu: false,
+} as const;
 
 export const playerDefaults = {
   trackers: [] as string[],
@@ -55,7 +79,6 @@ export const playerDefaults = {
   controls: true,
   fluid: true,
   statsOpen: false,
-  injectStyles: true,
 } as const;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -73,26 +96,58 @@ function checkObject(options: Record<string, unknown>, field: string): void {
   if (options[field] !== undefined && !isPlainObject(options[field])) invalid(field, 'expected a plain object');
 }
 
-export function resolvePlayerOptions(input: ShoalPlayerOptions): ResolvedPlayerOptions {
-  if (!isPlainObject(input)) invalid('options', 'expected an object with at least `src`');
-  const options = input as unknown as Record<string, unknown>;
-  if (typeof input.src !== 'string' || input.src.trim() === '') invalid('src', 'expected the URL of an HLS manifest (.m3u8)');
+/** The fields the plugin and the player share: trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory. */
+function checkP2pFields(input: ShoalPluginOptions): void {
+  const options = input as Record<string, unknown>;
   if (input.trackers !== undefined) {
     if (!Array.isArray(input.trackers)) invalid('trackers', 'expected an array of ws:// or wss:// URLs');
     for (const url of input.trackers) {
       if (typeof url !== 'string' || !/^wss?:\/\/./i.test(url)) invalid('trackers', `${JSON.stringify(url)} is not a ws:// or wss:// URL`);
     }
   }
-  for (const field of ['p2p', 'autoplay', 'muted', 'controls', 'fluid', 'statsOpen', 'injectStyles']) checkBoolean(options, field);
-  for (const field of ['hlsConfig', 'engineOptions', 'videojsOptions']) checkObject(options, field);
-  if (input.poster !== undefined && typeof input.poster !== 'string') invalid('poster', 'expected an image URL');
+  if (input.iceServers !== undefined) {
+    const problem = iceServersProblem(input.iceServers);
+    if (problem !== undefined) invalid('iceServers', problem);
+  }
+  checkBoolean(options, 'p2p');
+  for (const field of ['hlsConfig', 'engineOptions']) checkObject(options, field);
   if (input.engineFactory !== undefined && typeof input.engineFactory !== 'function') invalid('engineFactory', 'expected a function');
+}
+
+const definedFields = (input: object) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+
+export function resolvePluginOptions(input: ShoalPluginOptions = {}): ResolvedPluginOptions {
+  if (!isPlainObject(input as unknown)) invalid('options', 'expected an object');
+  checkP2pFields(input);
+  checkBoolean(input as Record<string, unknown>, 'qualityMenu');
+  const { statsView } = input;
+  if (statsView !== undefined && typeof statsView !== 'boolean' && !(isPlainObject(statsView) && (statsView.open === undefined || typeof statsView.open === 'boolean'))) {
+    invalid('statsView', 'expected true, false or { open: boolean }');
+  }
+  return {
+    ...pluginDefaults,
+    hlsConfig: {},
+    engineOptions: {},
+    ...definedFields(input),
+    trackers: [...(input.trackers ?? pluginDefaults.trackers)],
+    statsView: statsView === undefined || statsView === false ? false : { open: statsView === true ? false : statsView.open === true },
+  } as ResolvedPluginOptions;
+}
+
+export function resolvePlayerOptions(input: ShoalPlayerOptions): ResolvedPlayerOptions {
+  if (!isPlainObject(input)) invalid('options', 'expected an object with at least `src`');
+  const options = input as unknown as Record<string, unknown>;
+  if (typeof input.src !== 'string' || input.src.trim() === '') invalid('src', 'expected the URL of an HLS manifest (.m3u8)');
+  checkP2pFields(input);
+  for (const field of ['autoplay', 'muted', 'controls', 'fluid', 'statsOpen']) checkBoolean(options, field);
+  checkObject(options, 'videojsOptions');
+  if (input.poster !== undefined && typeof input.poster !== 'string') invalid('poster', 'expected an image URL');
   return {
     ...playerDefaults,
     hlsConfig: {},
     engineOptions: {},
     videojsOptions: {},
-    ...Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)),
+    ...definedFields(input),
     src: input.src.trim(),
     trackers: [...(input.trackers ?? playerDefaults.trackers)],
   } as ResolvedPlayerOptions;

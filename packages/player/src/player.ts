@@ -1,26 +1,21 @@
-// ShoalPlayer: a video.js player playing HLS through hls.js with the P2P engine, the quality menu
-// and the stats view; what `create()`, the script-tag embed and the iframe page all build.
+// ShoalPlayer: a video.js player (video.js's core build) with Shoal added, the quality menu and the
+// stats view; what `create()`, the script-tag embed and the iframe page all build. An app that has
+// its own video.js uses the plugin instead (videojs-plugin.ts), and bundles one video.js.
 import videojs from 'video.js/core.es.js';
-import { detectCapabilities, planPlayback, type BrowserCapabilities, type PlaybackPlan } from './capabilities.js';
-import { defaultEngineFactory } from './engine-registry.js';
+import { detectCapabilities, type BrowserCapabilities, type PlaybackPlan } from './capabilities.js';
 import { PlayerError } from './errors.js';
-import type { ShoalTechOptions } from './hls-session.js';
-import { registerHlsSourceHandler, sessionOf } from './hls-source-handler.js';
 import { resolvePlayerOptions, type ResolvedPlayerOptions, type ShoalPlayerOptions } from './options.js';
-import { injectStyles } from './styles.js';
+import { playbackStateOf, type PlaybackState } from './playback-state.js';
+import type { Resolution } from './resolutions.js';
 import type { P2pEngine, PlayerStats } from './types.js';
-import { qualityMenuName, registerQualityMenu } from './ui/quality-menu.js';
-import { installStatsView, type StatsView } from './ui/stats-view.js';
-import { showPlayerError, type ComponentLike, type Player } from './video-js-api.js';
+import { showPlayerError, type Player } from './video-js-api.js';
+import { addShoal, type PlayerShoal } from './videojs-plugin.js';
 
 export type { Player as VideoJsPlayer };
 
 const hlsMimeType = 'application/x-mpegURL';
-
-function setUp(): void {
-  registerHlsSourceHandler(videojs);
-  registerQualityMenu(videojs, (player) => sessionOf(player));
-}
+/** The speeds the control bar's rate menu offers. */
+const playbackRates = [0.5, 0.75, 1, 1.25, 1.5, 2];
 
 function resolveTarget(target: Element | string): Element {
   const element = typeof target === 'string' ? document.querySelector(target) : target;
@@ -32,21 +27,13 @@ export class ShoalPlayer {
   readonly videojs: Player;
   readonly options: ResolvedPlayerOptions;
   readonly plan: PlaybackPlan;
-  private readonly statsView: StatsView;
+  /** Shoal on this player: the plugin's handle. */
+  readonly shoal: PlayerShoal;
   private destroyed = false;
 
   constructor(target: Element | string, options: ShoalPlayerOptions, capabilities: BrowserCapabilities = detectCapabilities()) {
     this.options = resolvePlayerOptions(options);
-    setUp();
-    if (this.options.injectStyles) injectStyles();
     const host = resolveTarget(target);
-    const engineFactory = this.options.engineFactory ?? defaultEngineFactory();
-    const plan = planPlayback(capabilities, this.options.p2p, this.options.trackers.length);
-    if (plan.p2p === 'on' && !engineFactory) {
-      this.plan = { ...plan, p2p: 'off', p2pNote: 'P2P off: no P2P engine is bundled with this build.' };
-    } else {
-      this.plan = plan;
-    }
     let video: HTMLVideoElement;
     if (host instanceof HTMLVideoElement) {
       video = host;
@@ -56,17 +43,7 @@ export class ShoalPlayer {
     }
     video.classList.add('video-js', 'vjs-big-play-centered', 'shoal-player');
     video.setAttribute('playsinline', '');
-    const techOptions: ShoalTechOptions = {
-      hlsConfig: this.options.hlsConfig,
-      p2p: this.plan.p2p,
-      p2pNote: this.plan.p2pNote,
-    };
-    if (this.plan.p2p === 'on' && engineFactory) {
-      const settings = { trackers: this.options.trackers, engineOptions: this.options.engineOptions };
-      techOptions.createEngine = () => engineFactory(settings);
-    }
-    const videojsOptions = this.options.videojsOptions;
-    const html5Options = (videojsOptions.html5 as Record<string, unknown> | undefined) ?? {};
+    const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen } = this.options;
     this.videojs = videojs(video, {
       controls: this.options.controls,
       // 'any' falls back to muted autoplay where the browser blocks sound.
@@ -77,16 +54,16 @@ export class ShoalPlayer {
       preload: 'auto',
       playsinline: true,
       liveui: true,
-      ...videojsOptions,
-      html5: { ...html5Options, shoal: techOptions },
+      playbackRates,
+      ...this.options.videojsOptions,
     });
-    const controlBar = (this.videojs as unknown as ComponentLike).getChild('ControlBar');
-    if (controlBar) {
-      const children = controlBar.children();
-      const fullscreen = controlBar.getChild('FullscreenToggle');
-      controlBar.addChild(qualityMenuName, {}, fullscreen ? children.indexOf(fullscreen) : children.length);
-    }
-    this.statsView = installStatsView(this.videojs, () => this.getStats(), { open: this.options.statsOpen });
+    this.shoal = addShoal(
+      videojs,
+      this.videojs,
+      { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, qualityMenu: true, statsView: { open: statsOpen } },
+      capabilities,
+    );
+    this.plan = this.shoal.plan;
     if (this.plan.engine === 'none') {
       showPlayerError(this.videojs, 'This browser cannot play HLS video: it has neither Media Source Extensions nor native HLS.');
     } else {
@@ -96,12 +73,12 @@ export class ShoalPlayer {
 
   /** The hls.js instance of the current source, or null (native playback, or not loaded yet). */
   get hls() {
-    return sessionOf(this.videojs)?.hls ?? null;
+    return this.shoal.session()?.hls ?? null;
   }
 
   /** The P2P engine of the current source, or null (P2P off or not started). */
   get engine(): P2pEngine | null {
-    return sessionOf(this.videojs)?.engine ?? null;
+    return this.shoal.session()?.engine ?? null;
   }
 
   /** The <video> element video.js plays in. */
@@ -110,30 +87,7 @@ export class ShoalPlayer {
   }
 
   getStats(): PlayerStats {
-    const session = sessionOf(this.videojs);
-    if (session) return session.getStats();
-    const media = this.media;
-    let bufferS = 0;
-    for (let i = 0; i < media.buffered.length; i += 1) {
-      if (media.buffered.start(i) <= media.currentTime && media.currentTime <= media.buffered.end(i)) bufferS = media.buffered.end(i) - media.currentTime;
-    }
-    return {
-      engine: this.plan.engine,
-      p2p: this.plan.p2p,
-      p2pNote: this.plan.p2pNote,
-      httpBytes: 0,
-      p2pBytes: 0,
-      uploadedBytes: 0,
-      peers: 0,
-      downloadBytesPerS: 0,
-      uploadBytesPerS: 0,
-      p2pShare: null,
-      rendition: this.plan.engine === 'native' ? { index: -1, width: media.videoWidth, height: media.videoHeight, bitrate: 0, auto: true } : null,
-      bufferS,
-      liveLatencyS: null,
-      currentTimeS: media.currentTime,
-      paused: media.paused,
-    };
+    return this.shoal.getStats();
   }
 
   play(): Promise<void> {
@@ -150,6 +104,16 @@ export class ShoalPlayer {
     this.videojs.currentTime(seconds);
   }
 
+  getCurrentTime(): number {
+    return this.videojs.currentTime() ?? 0;
+  }
+
+  /** Seconds; 0 before the stream's metadata, Infinity for live. */
+  getDuration(): number {
+    const duration = this.videojs.duration() ?? 0;
+    return Number.isNaN(duration) ? 0 : duration;
+  }
+
   /** 0 to 1; unmutes when above 0. */
   setVolume(volume: number): void {
     if (!Number.isFinite(volume) || volume < 0 || volume > 1) throw new PlayerError('INVALID_OPTION', `setVolume: ${volume} is not between 0 and 1`);
@@ -157,13 +121,56 @@ export class ShoalPlayer {
     if (volume > 0) this.videojs.muted(false);
   }
 
+  getVolume(): number {
+    return this.videojs.volume() ?? 1;
+  }
+
+  setMuted(muted: boolean): void {
+    this.videojs.muted(muted === true);
+  }
+
+  isMuted(): boolean {
+    return this.videojs.muted() === true;
+  }
+
+  /** 1 is normal speed; browsers play 0.0625 to 16. */
+  setPlaybackRate(rate: number): void {
+    if (!Number.isFinite(rate) || rate < 0.0625 || rate > 16) throw new PlayerError('INVALID_OPTION', `setPlaybackRate: ${rate} is not between 0.0625 and 16`);
+    this.videojs.playbackRate(rate);
+  }
+
+  getPlaybackRate(): number {
+    return this.videojs.playbackRate() ?? 1;
+  }
+
+  /** The speeds the control bar offers. */
+  getPlaybackRates(): number[] {
+    return [...this.videojs.playbackRates()];
+  }
+
+  /** "Auto" (id -1) and each rendition, highest first; empty where the browser plays HLS natively. */
+  getResolutions(): Resolution[] {
+    return this.shoal.session()?.resolutions() ?? [];
+  }
+
+  /** A rendition's id from getResolutions(), or -1 for automatic. */
+  setResolution(id: number): void {
+    const session = this.shoal.session();
+    if (!session) throw new PlayerError('UNSUPPORTED', 'setResolution: no rendition to choose (native playback, or no stream loaded yet)');
+    session.selectLevel(id);
+  }
+
+  getState(): PlaybackState {
+    return playbackStateOf(this.videojs);
+  }
+
   /** Opens or closes the stats panel (toggles without an argument). */
   toggleStats(open?: boolean): void {
-    this.statsView.toggle(open);
+    this.shoal.statsView?.toggle(open);
   }
 
   get statsOpen(): boolean {
-    return this.statsView.open;
+    return this.shoal.statsView?.open ?? false;
   }
 
   /** video.js events: 'playing', 'pause', 'ended', 'error', 'timeupdate', … */

@@ -32,5 +32,6 @@ export class ShoalP2pEngine implements P2pEngine {
 }
 
 export function createShoalEngine(settings: P2pEngineSettings): ShoalP2pEngine {
-  return new ShoalP2pEngine({ ...(settings.engineOptions as ShoalHlsOptions), trackers: settings.trackers });
+  const { trackers, iceServers } = settings;
+  return new ShoalP2pEngine({ ...(settings.engineOptions as ShoalHlsOptions), trackers, ...(iceServers ? { iceServers } : {}) });
 }

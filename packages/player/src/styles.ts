@@ -1,14 +1,12 @@
-// The player's CSS (video.js's skin with its icon font, plus Shoal's) added to the page once.
-import videojsCss from 'video.js/dist/video-js.min.css';
-import shoalCss from './styles.css';
-
+// The script-tag bundles add their CSS to the page themselves (a page without a build step has
+// no CSS import). ESM users import the CSS files instead (`@shoal/player/styles.css`).
 const marker = 'data-shoal-player-styles';
 
-export function injectStyles(doc: Document = document): void {
+export function injectStyles(css: string, doc: Document = document): void {
   if (doc.querySelector(`style[${marker}]`)) return;
   const style = doc.createElement('style');
   style.setAttribute(marker, '');
-  style.textContent = `${videojsCss}\n${shoalCss}`;
+  style.textContent = css;
   // First in <head>, so the page's own rules override ours.
   doc.head.prepend(style);
 }

@@ -5,12 +5,19 @@ import type * as PlayerModule from 'video.js/dist/types/player.js';
 
 export type Player = PlayerModule.default;
 
-export interface VideoJs {
-  (element: Element | string, options?: Record<string, unknown>, ready?: () => void): Player;
+/** What Shoal uses of the `videojs` namespace: an app's own video.js (full or core) fits. */
+export interface VideoJsNamespace {
   getTech(name: string): unknown;
   getPlayer(id: string): Player | undefined;
   getComponent(name: string): unknown;
-  registerComponent(name: string, component: unknown): unknown;
+  registerComponent(name: string, component: never): unknown;
+  getPlugin(name: string): unknown;
+  registerPlugin(name: string, plugin: never): unknown;
+}
+
+/** video.js's core build, which ShoalPlayer creates players with. */
+export interface VideoJs extends VideoJsNamespace {
+  (element: Element | string, options?: Record<string, unknown>, ready?: () => void): Player;
 }
 
 export interface ComponentLike {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PlayerError } from '../src/errors.js';
-import { playerDefaults, resolvePlayerOptions } from '../src/options.js';
+import { playerDefaults, pluginDefaults, resolvePlayerOptions, resolvePluginOptions } from '../src/options.js';
 
 describe('resolvePlayerOptions', () => {
   it('fills the documented defaults', () => {
@@ -22,8 +22,40 @@ describe('resolvePlayerOptions', () => {
     [{ src: 'a.m3u8', autoplay: 'yes' }, 'autoplay'],
     [{ src: 'a.m3u8', hlsConfig: [] }, 'hlsConfig'],
     [{ src: 'a.m3u8', poster: 3 }, 'poster'],
+    [{ src: 'a.m3u8', iceServers: 'stun:stun.example' }, 'iceServers'],
+    [{ src: 'a.m3u8', iceServers: [{ urls: 'turn:turn.example' }] }, 'iceServers'],
   ])('rejects %j naming the field %s', (input, field) => {
     expect(() => resolvePlayerOptions(input as never)).toThrowError(PlayerError);
     expect(() => resolvePlayerOptions(input as never)).toThrowError(new RegExp(`^INVALID_OPTION: ${field}:`));
+  });
+});
+
+describe('ICE servers', () => {
+  it('leaves the engine default (public STUN) when absent, and passes [] and TURN servers through', () => {
+    expect(resolvePlayerOptions({ src: 'a.m3u8' }).iceServers).toBeUndefined();
+    expect(resolvePlayerOptions({ src: 'a.m3u8', iceServers: [] }).iceServers).toEqual([]);
+    const turn = [{ urls: 'turns:turn.example:5349', username: 'u', credential: 'p' }];
+    expect(resolvePlayerOptions({ src: 'a.m3u8', iceServers: turn }).iceServers).toEqual(turn);
+  });
+  it('says which entry is wrong', () => {
+    expect(() => resolvePlayerOptions({ src: 'a.m3u8', iceServers: [{ urls: 'stun:a' }, { urls: 'turn:b' }] as RTCIceServer[] })).toThrow(
+      /^INVALID_OPTION: iceServers: \[1\]: the TURN server turn:b needs `username` and `credential`/,
+    );
+  });
+});
+
+describe('resolvePluginOptions', () => {
+  it('leaves the stats view and the quality menu off unless asked', () => {
+    expect(resolvePluginOptions()).toMatchObject({ ...pluginDefaults, statsView: false, qualityMenu: false, hlsConfig: {}, engineOptions: {} });
+    expect(resolvePluginOptions({ statsView: true }).statsView).toEqual({ open: false });
+    expect(resolvePluginOptions({ statsView: { open: true } }).statsView).toEqual({ open: true });
+  });
+  it.each([
+    [{ statsView: 'yes' }, 'statsView'],
+    [{ qualityMenu: 1 }, 'qualityMenu'],
+    [{ trackers: ['http://t.example'] }, 'trackers'],
+    [{ iceServers: {} }, 'iceServers'],
+  ])('rejects %j naming the field %s', (input, field) => {
+    expect(() => resolvePluginOptions(input as never)).toThrowError(new RegExp(`^INVALID_OPTION: ${field}:`));
   });
 });

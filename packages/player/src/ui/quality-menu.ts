@@ -1,30 +1,11 @@
 // The control bar's quality menu: "Auto" plus one item per hls.js level, rebuilt whenever hls.js
 // reports new levels or a switch. Hidden while there is nothing to choose.
 import type { HlsSession } from '../hls-session.js';
-import type { ComponentClass, MenuButtonLike, MenuItemLike, Player, VideoJs } from '../video-js-api.js';
+import type { ComponentClass, MenuButtonLike, MenuItemLike, Player, VideoJsNamespace } from '../video-js-api.js';
 
 export const qualityMenuName = 'ShoalQualityMenuButton';
 
-interface LevelChoice {
-  index: number;
-  label: string;
-}
-
-export function levelChoices(levels: ReadonlyArray<{ height: number; bitrate: number }>): LevelChoice[] {
-  const choices = levels.map((level, index) => ({
-    index,
-    height: level.height,
-    bitrate: level.bitrate,
-    label: level.height > 0 ? `${level.height}p` : `${Math.round(level.bitrate / 1000)} kbit/s`,
-  }));
-  // Two levels with the same height are told apart by bitrate.
-  for (const choice of choices) {
-    if (choices.some((other) => other !== choice && other.label === choice.label)) choice.label += ` · ${Math.round(choice.bitrate / 1000)} kbit/s`;
-  }
-  return choices.sort((a, b) => b.height - a.height || b.bitrate - a.bitrate).map(({ index, label }) => ({ index, label }));
-}
-
-export function registerQualityMenu(vjs: VideoJs, sessionOf: (player: Player) => HlsSession | undefined): void {
+export function registerQualityMenu(vjs: VideoJsNamespace, sessionOf: (player: Player) => HlsSession | undefined): void {
   if (vjs.getComponent(qualityMenuName)) return;
   const MenuItem = vjs.getComponent('MenuItem') as unknown as ComponentClass<MenuItemLike>;
   const MenuButton = vjs.getComponent('MenuButton') as unknown as ComponentClass<MenuButtonLike>;
@@ -58,23 +39,19 @@ export function registerQualityMenu(vjs: VideoJs, sessionOf: (player: Player) =>
     override createItems() {
       const player = this.player();
       const session = sessionOf(player);
-      const levels = session?.hls.levels ?? [];
-      if (levels.length < 2) {
+      const resolutions = session?.resolutions() ?? [];
+      // "Auto" and one level: nothing to choose.
+      if (resolutions.length < 3) {
         this.hide();
         return [];
       }
       this.show();
-      const auto = session!.hls.autoLevelEnabled;
-      // With a manual choice pending, nextLevel is what the user picked.
-      const chosen = auto ? -1 : session!.hls.nextLevel >= 0 ? session!.hls.nextLevel : session!.hls.currentLevel;
       const current = session!.rendition();
-      const autoLabel = auto && current ? `Auto (${current.height > 0 ? `${current.height}p` : 'on'})` : 'Auto';
-      return [
-        new QualityItem(player, { label: autoLabel, levelIndex: -1, selected: auto }),
-        ...levelChoices(levels).map(
-          (choice) => new QualityItem(player, { label: choice.label, levelIndex: choice.index, selected: !auto && choice.index === chosen }),
-        ),
-      ];
+      return resolutions.map((resolution) => {
+        // "Auto" names the rendition ABR is on.
+        const label = resolution.id < 0 && resolution.active && current ? `Auto (${current.height > 0 ? `${current.height}p` : 'on'})` : resolution.label;
+        return new QualityItem(player, { label, levelIndex: resolution.id, selected: resolution.active });
+      });
     }
   }
 
