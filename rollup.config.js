@@ -15,6 +15,9 @@ const packages = [
     entries: { index: 'src/index.ts', 'frame-client': 'src/frame-client-entry.ts', videojs: 'src/videojs-entry.ts' },
     // The CSS is a file of its own for bundlers (`@shoal/player/styles.css`), never an import.
     plugins: () => [emitFile('styles.css', 'packages/player/src/styles.css')],
+    // One file per module, so that a bundler honouring `sideEffects: false` leaves out what an app
+    // does not import (the frame client alone must not bring video.js).
+    preserveModules: true,
   },
 ];
 
@@ -38,7 +41,14 @@ for (const pkg of packages) {
     external: isExternal,
     onwarn,
     plugins: [...(pkg.plugins?.() ?? []), esbuild({ target: 'es2020', tsconfig: `${pkg.dir}/tsconfig.json` })],
-    output: { dir: `${pkg.dir}/dist`, format: 'es', sourcemap: true, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
+    output: {
+      dir: `${pkg.dir}/dist`,
+      format: 'es',
+      sourcemap: true,
+      entryFileNames: '[name].js',
+      chunkFileNames: '[name]-[hash].js',
+      ...(pkg.preserveModules ? { preserveModules: true, preserveModulesRoot: `${pkg.dir}/src` } : {}),
+    },
   });
   configs.push({
     input: input(pkg),

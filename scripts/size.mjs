@@ -9,6 +9,11 @@ const budgets = [
     file: 'packages/hlsjs/dist/shoal-hlsjs.browser.js',
     budgetBytes: 30 * 1024,
   },
+  {
+    name: '@shoal/player frame client (all an iframe host page loads)',
+    file: 'packages/player/dist/shoal-frame-client.min.js',
+    budgetBytes: 10 * 1024,
+  },
 ];
 
 let failed = false;

@@ -1,6 +1,9 @@
 // `npm test` after setup: every unit/integration test (vitest), then the browser tests
 // (Playwright, real Chromium) inside a loopback-only network namespace. Fails on any failure.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { assertChromium } from '../e2e/dist/chromium.js';
 import { assertFfmpeg } from '../e2e/dist/sample-media.js';
 
@@ -18,11 +21,17 @@ const run = (label, command, args) => {
   const result = spawnSync(command, args, { stdio: 'inherit', cwd: root });
   return result.status === 0;
 };
+// The consumer check packs and npm-installs the packages (it needs the registry), so it runs
+// here; the browser tests then play the pages it built (e2e/browser-test/player-consumer.spec.ts).
+const consumerDir = mkdtempSync(join(tmpdir(), 'shoal-consumer-'));
 const results = [
   ['bundle size budgets', run('bundle size budgets', process.execPath, ['scripts/size.mjs', '--check'])],
   ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],
-  ['browser (Playwright + Chromium)', run('browser (Playwright + Chromium)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])],
+  ['consumer packages (pack, npm install, esbuild, Vite, tsc)', run('consumer packages (pack, npm install, esbuild, Vite, tsc)', process.execPath, ['e2e/consumer/prepare.mjs', consumerDir])],
 ];
+process.env.SHOAL_CONSUMER_DIR = consumerDir;
+results.push(['browser (Playwright + Chromium)', run('browser (Playwright + Chromium)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])]);
+rmSync(consumerDir, { recursive: true, force: true });
 console.log('\n== summary');
 for (const [label, ok] of results) console.log(`${ok ? 'ok  ' : 'FAIL'}  ${label}`);
 process.exit(results.every(([, ok]) => ok) ? 0 : 1);

@@ -13,9 +13,10 @@ export interface TrackerProcess {
 
 const cliPath = fileURLToPath(new URL('../../tracker/bin/shoal-tracker.js', import.meta.url));
 
-export async function startTrackerProcess(options: { host?: string; port?: number; args?: string[] } = {}): Promise<TrackerProcess> {
+/** `cli`: another install's shoal-tracker.js (the consumer test runs the one npm installed from the tarball). */
+export async function startTrackerProcess(options: { host?: string; port?: number; args?: string[]; cli?: string } = {}): Promise<TrackerProcess> {
   const host = options.host ?? '127.0.0.1';
-  const child = spawn(process.execPath, [cliPath, '--host', host, '--port', String(options.port ?? 0), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [options.cli ?? cliPath, '--host', host, '--port', String(options.port ?? 0), ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -125,11 +125,9 @@ export class HlsSession {
     };
   }
 
-  /** "Auto" and every level; with a manual choice pending, the active one is what the viewer picked. */
+  /** "Auto" and every level; the active one is what the viewer picked, even before hls.js has switched. */
   resolutions(): Resolution[] {
-    const hls = this.hls;
-    const chosen = hls.autoLevelEnabled ? -1 : hls.nextLevel >= 0 ? hls.nextLevel : hls.currentLevel;
-    return resolutionList(hls.levels, chosen);
+    return resolutionList(this.hls.levels, this.hls.autoLevelEnabled ? -1 : this.hls.manualLevel);
   }
 
   /**
