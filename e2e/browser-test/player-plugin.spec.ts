@@ -77,6 +77,34 @@ test('a page’s own video.js player plays with the Shoal plugin, shares over P2
     await expect.poll(p2pShown, { timeout: 90_000, intervals: [2_000] }).toBeGreaterThan(0);
     await expect(pluginViewer.locator('.shoal-stats-panel')).toBeVisible();
     await expect(pluginViewer.locator('.vjs-error')).toHaveCount(0);
+
+    // Another player on the page keeps video.js's own VHS until Shoal is added to it; then its
+    // source, set before, plays again through Shoal's hls.js.
+    const handover = await pluginViewer.evaluate(async (src) => {
+      const global = window as unknown as {
+        videojs: ((element: Element, options: object) => VideoJsPlayer) & { getPlayer(id: string): VideoJsPlayer };
+        ShoalVideojs: { sessionOf(player: VideoJsPlayer): unknown };
+      };
+      interface VideoJsPlayer {
+        src(source: object): void;
+        one(event: string, listener: () => void): void;
+        tech(safety: object): { vhs?: unknown };
+        shoal(options: object): unknown;
+      }
+      const element = document.createElement('video');
+      element.className = 'video-js';
+      element.muted = true;
+      document.body.append(element);
+      const other = global.videojs(element, { muted: true, autoplay: 'muted' });
+      other.src({ src, type: 'application/x-mpegURL' });
+      await new Promise<void>((resolve) => other.one('loadedmetadata', resolve));
+      const handlers = () => ({ vhs: other.tech({ IWillNotUseThisInPlugins: true }).vhs !== undefined, shoal: global.ShoalVideojs.sessionOf(other) !== undefined });
+      const before = handlers();
+      other.shoal({ p2p: false });
+      await new Promise<void>((resolve) => other.one('loadedmetadata', resolve));
+      return { before, after: handlers() };
+    }, `${stack.origin.url}/vod/master.m3u8`);
+    expect(handover).toEqual({ before: { vhs: true, shoal: false }, after: { vhs: false, shoal: true } });
   } finally {
     await playerViewer.context().close();
     await pluginViewer.context().close();
