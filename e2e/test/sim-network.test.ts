@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FlowNetwork, Pipe, SimHost } from '../src/sim/flow-network.js';
+import { Prng } from '../src/sim/prng.js';
+import { SimOrigin } from '../src/sim/sim-origin.js';
 import { ChannelLedger, connectHosts } from '../src/sim/sim-transport.js';
 import { VirtualClock } from '../src/sim/virtual-clock.js';
 
@@ -111,5 +113,45 @@ describe('FlowNetwork max-min sharing', () => {
     new Pipe(network, undefined, receiver).push(4000, () => (httpDoneAt = clock.now()));
     await clock.runUntil(1000_000);
     expect(httpDoneAt).toBeCloseTo(5000, 6); // 800 B/s, not a third of the link
+  });
+});
+
+describe('a saturated uplink slows what else the host sends (bufferbloat)', () => {
+  const bloated = (id: string) => new SimHost(id, { upBytesPerS: 16_000, downBytesPerS: 250_000, latencyMs: 20, uplinkQueueMs: 600 });
+
+  it('makes a small peer message wait behind the uploads queued at the router, up to the buffer', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock);
+    const ledger = new ChannelLedger();
+    const sender = bloated('s');
+    const [upload] = connectHosts(network, ledger, { host: sender, peerId: 's' }, { host: host('u', 0, Infinity, 20), peerId: 'u' });
+    const [control, remote] = connectHosts(network, ledger, { host: sender, peerId: 's' }, { host: host('c', 0, Infinity, 20), peerId: 'c' });
+    let arrivedAt = -1;
+    remote.setEvents({ message: () => (arrivedAt = clock.now()), close: () => {}, drain: () => {} });
+    upload.send(new Uint8Array(100_000)); // ~6 s of uplink queued
+    clock.setTimeout(() => control.send(Uint8Array.of(0x03, 0, 0, 0, 1, 1)), 1000);
+    await clock.runUntil(3000);
+    expect(arrivedAt).toBeCloseTo(1000 + 40 + 600, 6); // latency + a full 600 ms buffer
+  });
+
+  it('slows the host\'s own HTTP download: its requests and acknowledgements wait in the queue', async () => {
+    const download = async (uploading: boolean) => {
+      const clock = new VirtualClock();
+      const network = new FlowNetwork(clock);
+      const viewer = bloated('v');
+      const spec = { kind: 'vod', streamKey: 'k', segmentDurationS: 2, bitrateBitsPerS: 300_000, sizeJitter: 0, liveWindowSize: 10, segmentCount: 4 } as const;
+      const origin = new SimOrigin(clock, network, spec, { latencyMs: 10, perConnectionBytesPerS: Infinity }, new Prng(1), 10_000);
+      if (uploading) new Pipe(network, viewer, host('peer', 0)).push(1_000_000, () => {});
+      let doneAt = -1;
+      void origin.client(viewer).fetch({ url: 'sim://origin/1.ts' }).body.then(() => (doneAt = clock.now()));
+      await clock.runUntil(60_000);
+      return doneAt;
+    };
+    const idle = await download(false);
+    const busy = await download(true);
+    // 75 kB in slow start: the request, then windows of 14.6, 29.2 and 58.4 kB a 60 ms round trip apart, at 250 kB/s.
+    expect(idle).toBeLessThan(700);
+    // The request and the two acknowledgement round trips each wait behind 600 ms of the viewer's own uploads.
+    expect(busy - idle).toBeGreaterThanOrEqual(3 * 600 - 100); // less what the idle case spent sending between round trips
   });
 });

@@ -13,6 +13,11 @@ export interface LinkCapacity {
   downBytesPerS: number;
   /** One-way access latency, ms: a link between two hosts takes the sum of theirs. */
   latencyMs: number;
+  /**
+   * The home router's uplink buffer, in ms of uplink time (a tbf `latency`): the most queueing
+   * delay a saturated uplink adds to everything else this host sends. Default 0 (no bloat).
+   */
+  uplinkQueueMs?: number;
 }
 
 export class SimHost {
@@ -24,6 +29,20 @@ export class SimHost {
     readonly id: string,
     public capacity: LinkCapacity,
   ) {}
+
+  /**
+   * Queueing delay that anything this host sends now waits behind (an HTTP request, the TCP
+   * acknowledgements of its downloads, a small peer message), ms. Its uploads' backlog fills the
+   * router's FIFO up to the buffer: congestion control on a link with a deep buffer keeps it full
+   * while the sender has more to send than the link carries (bufferbloat).
+   */
+  uplinkQueueDelayMs(): number {
+    const { upBytesPerS, uplinkQueueMs = 0 } = this.capacity;
+    if (!(upBytesPerS > 0) || upBytesPerS === Infinity || uplinkQueueMs <= 0 || this.uplink.size === 0) return 0;
+    let backlog = 0;
+    for (const pipe of this.uplink) backlog += pipe.backlogBytes;
+    return Math.min((backlog / upBytesPerS) * 1000, uplinkQueueMs);
+  }
 }
 
 interface Unit {
@@ -75,6 +94,15 @@ export class Pipe {
     this.head = 0;
     if (this.active) this.network.deactivate(this);
     return unsent;
+  }
+
+  /** Bytes queued and not yet sent. */
+  get backlogBytes(): number {
+    if (!this.active) return 0;
+    this.settle();
+    let bytes = this.remaining;
+    for (let i = this.head + 1; i < this.units.length; i++) bytes += this.units[i]!.bytes;
+    return bytes;
   }
 
   /** Bytes of the head unit already sent (for an HTTP abort). */

@@ -9,6 +9,8 @@ import type { VirtualClock } from './virtual-clock.js';
 
 /** Bytes per HTTP body chunk handed to onData (a typical fetch() read size). */
 export const HTTP_CHUNK_BYTES = 64 * 1024;
+/** TCP's initial congestion window: 10 segments of 1460 bytes (RFC 6928). */
+export const INITIAL_WINDOW_BYTES = 10 * 1460;
 
 export interface StreamSpec {
   kind: 'live' | 'vod';
@@ -148,7 +150,7 @@ export class SimOrigin {
       rejectBody(error);
     };
 
-    // The request reaches the origin after one one-way latency.
+    // The request reaches the origin after one one-way latency, behind the viewer's uplink queue.
     timers.push(
       clock.setTimeout(() => {
         if (settled) return;
@@ -167,24 +169,39 @@ export class SimOrigin {
         }
         this.counters.segmentRequests++;
         pipe = new Pipe(this.network, undefined, host, this.options.perConnectionBytesPerS);
-        for (let offset = range.start; offset < range.end; offset += HTTP_CHUNK_BYTES) {
-          const chunk = content.subarray(offset, Math.min(offset + HTTP_CHUNK_BYTES, range.end));
-          const last = offset + HTTP_CHUNK_BYTES >= range.end;
-          pipe.push(chunk.length, () => {
-            this.countBytes(sequence, chunk.length);
-            timers.push(
-              clock.setTimeout(() => {
-                if (settled) return;
-                request.onData?.(chunk);
-                if (last) {
-                  settled = true;
-                  resolveBody(content.subarray(range.start, range.end));
-                }
-              }, oneWayMs),
-            );
-          });
-        }
-      }, oneWayMs),
+        const transfer = pipe;
+        let offset = range.start;
+        let windowBytes = INITIAL_WINDOW_BYTES;
+        // TCP slow start, restarted per request (the connection idled between segments): each
+        // window leaves one round trip after the previous one, and the acknowledgements that clock
+        // it wait behind whatever the viewer's own uploads queued at its router.
+        const sendWindow = () => {
+          if (settled) return;
+          const windowEnd = Math.min(offset + windowBytes, range.end);
+          while (offset < windowEnd) {
+            const end = Math.min(offset + HTTP_CHUNK_BYTES, windowEnd);
+            const chunk = content.subarray(offset, end);
+            const last = end === range.end;
+            offset = end;
+            transfer.push(chunk.length, () => {
+              this.countBytes(sequence, chunk.length);
+              timers.push(
+                clock.setTimeout(() => {
+                  if (settled) return;
+                  request.onData?.(chunk);
+                  if (last) {
+                    settled = true;
+                    resolveBody(content.subarray(range.start, range.end));
+                  }
+                }, oneWayMs),
+              );
+            });
+          }
+          windowBytes *= 2;
+          if (offset < range.end) timers.push(clock.setTimeout(sendWindow, 2 * oneWayMs + host.uplinkQueueDelayMs()));
+        };
+        sendWindow();
+      }, oneWayMs + host.uplinkQueueDelayMs()),
     );
 
     return {

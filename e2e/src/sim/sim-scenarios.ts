@@ -36,6 +36,12 @@ export interface NetworkProfile {
 }
 
 const latency = (prng: Prng, min: number, max: number) => Math.round(prng.between(min, max));
+/**
+ * A home router's uplink buffer, as queueing delay when full. Calibrated against issue 17's
+ * browser measurement (8 viewers, tc tbf uplinks at 0.44x and 1.2x the stream): with 600 ms the
+ * simulator's pre-fix engine stalls about as long as real Chromium did there.
+ */
+const HOME_UPLINK_QUEUE_MS = 600;
 
 export const networkProfiles: Record<string, NetworkProfile> = {
   unlimited: {
@@ -46,14 +52,14 @@ export const networkProfiles: Record<string, NetworkProfile> = {
   realistic: {
     name: 'realistic',
     description: '2 Mbit/s down, 300 kbit/s up per viewer (PeerTube\'s HTTP throttle); 10-60 ms',
-    draw: (prng) => ({ upBytesPerS: 0.3 * MBIT, downBytesPerS: 2 * MBIT, latencyMs: latency(prng, 10, 60) }),
+    draw: (prng) => ({ upBytesPerS: 0.3 * MBIT, downBytesPerS: 2 * MBIT, latencyMs: latency(prng, 10, 60), uplinkQueueMs: HOME_UPLINK_QUEUE_MS }),
   },
   mixed: {
     name: 'mixed',
     description: '20 Mbit/s down; uplinks: 25% each of 0.3, 1, 3 and 10 Mbit/s; 10-80 ms',
     draw: (prng) => {
       const uplinks = [0.3, 1, 3, 10];
-      return { upBytesPerS: uplinks[prng.index(uplinks.length)]! * MBIT, downBytesPerS: 20 * MBIT, latencyMs: latency(prng, 10, 80) };
+      return { upBytesPerS: uplinks[prng.index(uplinks.length)]! * MBIT, downBytesPerS: 20 * MBIT, latencyMs: latency(prng, 10, 80), uplinkQueueMs: HOME_UPLINK_QUEUE_MS };
     },
   },
 };

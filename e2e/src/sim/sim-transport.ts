@@ -77,7 +77,8 @@ export class SimChannelEnd implements PeerTransport {
     if (payload > 0) generation = this.cancelsReceived.get(sequenceOf(data)) ?? 0;
     else if (data[0] === TYPE_CANCEL) increment(this.cancelsSent, sequenceOf(data));
     if (this.pipe.instant || (data.length <= SMALL_MESSAGE_BYTES && !this.pipe.active)) {
-      this.transmitted(data, payload, generation);
+      // A small message still waits behind whatever the sender's other uploads queued at its router.
+      this.transmitted(data, payload, generation, this.host.uplinkQueueDelayMs());
       return;
     }
     const size = data.length;
@@ -124,9 +125,14 @@ export class SimChannelEnd implements PeerTransport {
   /** Data payload still queued in the pipe (dropped if the channel closes). */
   private queuedPayload = 0;
 
-  private transmitted(data: Uint8Array, payload: number, generation: number): void {
+  /** When the last message sent will arrive: the channel is ordered, so none arrives before it. */
+  private lastArrivalMs = 0;
+
+  private transmitted(data: Uint8Array, payload: number, generation: number, queueMs = 0): void {
     const other = this.other;
-    this.network.clock.setTimeout(() => other.deliver(data, payload, generation), this.latencyMs);
+    const clock = this.network.clock;
+    this.lastArrivalMs = Math.max(this.lastArrivalMs, clock.now() + this.latencyMs + queueMs);
+    clock.at(this.lastArrivalMs, () => other.deliver(data, payload, generation));
   }
 
   private deliver(data: Uint8Array, payload: number, generation: number): void {
