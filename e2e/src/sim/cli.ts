@@ -8,7 +8,8 @@ import type { EngineOptionsInput } from '@shoal/core';
 import { renderReportHtml } from '../swarm/report-html.js';
 import { renderReportTable } from '../swarm/report-table.js';
 import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from './sim-report.js';
-import { networkProfiles, scenarioNames } from './sim-scenarios.js';
+import { networkProfiles } from '../network-profiles.js';
+import { scenarioNames } from './sim-scenarios.js';
 import { DEFAULT_SIMULATION, runSimulation, type SimEngine, type SimulationConfig } from './simulation.js';
 
 export const usage = `usage: npm run simulate -- [options]

@@ -5,7 +5,8 @@ import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/c
 import { FlowNetwork, SimHost, type LinkCapacity } from './flow-network.js';
 import { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type ViewerRecord } from './player-model.js';
 import { Prng } from './prng.js';
-import { networkProfile, simScenario, type SimScenario } from './sim-scenarios.js';
+import { networkProfile } from '../network-profiles.js';
+import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
 import { SimOrigin, type StreamSpec } from './sim-origin.js';
 import { SimSegmentStore } from './sim-store.js';
 import { ChannelLedger } from './sim-transport.js';
@@ -121,7 +122,7 @@ export class Simulation {
   /** A new viewer joins now. */
   spawn(p2p: boolean): Viewer {
     const index = this.viewers.length;
-    const drawn = networkProfile(this.config.network).draw(this.hostPrng);
+    const drawn = simLink(networkProfile(this.config.network), index, this.config.bitrateKbps * 1000, this.hostPrng);
     const capacity = this.config.linkOverride ? this.config.linkOverride(index, drawn) : drawn;
     const peerId = this.prng.peerId();
     const host = new SimHost(peerId, capacity);
