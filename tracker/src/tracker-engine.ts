@@ -5,6 +5,7 @@
 import { readFrame } from './frame-reader.js';
 import { FrameWriter, framePart } from './frame-writer.js';
 import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
+import { routingOf } from './request-routing.js';
 import { SwarmRegistry, type PeerEntry } from './swarm-registry.js';
 
 /** The socket as the engine sees it. */
@@ -164,7 +165,10 @@ export class TrackerEngine {
   handleMessage(connection: Connection, frame: string | Uint8Array, nowMs: number): void {
     if (connection.closed) return;
     this.counters.messages++;
-    if (!this.takeToken(connection, nowMs, 1)) return;
+    if (!this.takeToken(connection, nowMs, 1)) {
+      if (!connection.closed) this.refuseRateLimited(connection, frame);
+      return;
+    }
 
     const limits = this.parseLimits;
     let request: TrackerRequest | null;
@@ -180,10 +184,14 @@ export class TrackerEngine {
       case 'scrape':
         this.counters.scrapes++;
         return this.scrape(connection, request);
-      case 'invalid':
-        this.fail(connection, request.reason, request.action, request.infoHash);
+      case 'invalid': {
+        // Unparsable or without a known action: name what can still be read, so the client
+        // can route the failure instead of dropping its socket.
+        const routing = request.action ? request : routingOf(frame);
+        this.fail(connection, request.reason, routing.action, routing.infoHash);
         this.takeToken(connection, nowMs, INVALID_MESSAGE_COST - 1);
         return;
+      }
     }
   }
 
@@ -228,10 +236,18 @@ export class TrackerEngine {
       this.counters.abusersClosed++;
       connection.close(CLOSE_POLICY, 'rate limit exceeded');
       this.handleClose(connection);
-    } else if (cost === 1) {
-      this.fail(connection, 'rate limit exceeded: slow down');
     }
     return false;
+  }
+
+  /**
+   * The answer to a frame dropped by the rate limit: it names the frame's action and info_hash
+   * (read without parsing), and asks the client to wait until its bucket holds a token again.
+   */
+  private refuseRateLimited(connection: Connection, frame: string | Uint8Array): void {
+    const { action, infoHash } = routingOf(frame);
+    const waitSec = Math.max(1, Math.ceil((1 - connection.tokens) / this.options.messagesPerSecond));
+    this.fail(connection, 'rate limit exceeded: slow down', action, infoHash, waitSec);
   }
 
   private announce(connection: Connection, request: AnnounceRequest, nowMs: number): void {
@@ -367,12 +383,17 @@ export class TrackerEngine {
     connection.send(JSON.stringify({ action: 'scrape', files, flags: { min_request_interval: this.intervalSec } }));
   }
 
-  private fail(connection: Connection, reason: string, action?: 'announce' | 'scrape', infoHash?: string): void {
+  /**
+   * Sends a failure in bittorrent-tracker's shape (action, failure reason, info_hash), plus
+   * `min interval` when the client should wait that many seconds before its next announce.
+   */
+  private fail(connection: Connection, reason: string, action?: 'announce' | 'scrape', infoHash?: string, minIntervalSec?: number): void {
     this.counters.failures++;
-    const response: Record<string, string> = {};
+    const response: Record<string, string | number> = {};
     if (action) response.action = action;
     response['failure reason'] = reason;
     if (infoHash !== undefined) response.info_hash = infoHash;
+    if (minIntervalSec !== undefined) response['min interval'] = minIntervalSec;
     connection.send(JSON.stringify(response));
   }
 }
