@@ -1,11 +1,25 @@
 // `shoal-tracker`: reads flags/env/config, raises the open-files limit, starts the server,
-// prints `listening ws://host:port` on stdout, reloads the allow-list on SIGHUP and shuts
-// down on SIGTERM/SIGINT.
+// prints `listening ws://host:port` on stdout, reloads the allow-list and the TLS certificate
+// on SIGHUP, drains then shuts down on SIGTERM, shuts down at once on SIGINT.
 
-import { loadCliOptions, usage } from './config.js';
+import { DEFAULT_OPTIONS, loadCliOptions, usage } from './config.js';
 import { createLogger } from './logger.js';
 import { raiseOpenFilesLimit } from './open-files-limit.js';
 import { startTracker } from './server.js';
+import { loadUws } from './uws-loader.js';
+import { TRACKER_VERSION } from './version.js';
+
+/** What `--version` prints: this package, Node, and the uWebSockets.js build that would run. */
+function versionLine(): string {
+  let uws: string;
+  try {
+    const build = loadUws();
+    uws = `${build.packageName}@${build.packageVersion} (${build.binary})`;
+  } catch {
+    uws = 'no uWebSockets.js build loads here';
+  }
+  return `shoal-tracker ${TRACKER_VERSION} (node ${process.version}, ${uws})`;
+}
 
 export async function main(argv: readonly string[]): Promise<void> {
   let cli;
@@ -18,6 +32,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (cli.help) {
     process.stdout.write(`${usage()}\n`);
+    return;
+  }
+  if (cli.version) {
+    process.stdout.write(`${versionLine()}\n`);
     return;
   }
   const logger = createLogger(cli.options.logLevel ?? 'info');
@@ -43,16 +61,21 @@ export async function main(argv: readonly string[]): Promise<void> {
       // A bad edit must not take the tracker down: keep the previous list and say why.
       logger.error('allow-list reload failed, keeping the previous list', { error: error instanceof Error ? error.message : String(error) });
     }
+    tracker.reloadCertificate().catch((error: unknown) => {
+      logger.error('certificate reload failed, keeping the previous certificate', { error: error instanceof Error ? error.message : String(error) });
+    });
   });
-  const shutdown = (signal: string) => {
+  const drainSec = cli.options.drainSec ?? DEFAULT_OPTIONS.drainSec;
+  const shutdown = (signal: string, stop: () => Promise<void>, graceSec: number) => {
     logger.info('shutting down', { signal });
-    const force = setTimeout(() => process.exit(1), 10_000);
+    const force = setTimeout(() => process.exit(1), (graceSec + 10) * 1000);
     force.unref();
-    void tracker.close().then(() => {
+    void stop().then(() => {
       clearTimeout(force);
       process.exit(0);
     });
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM', () => tracker.drain(), drainSec));
+  // A second signal during the drain, or Ctrl-C: stop now.
+  process.on('SIGINT', () => shutdown('SIGINT', () => tracker.close(), 0));
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { AnnounceFilter, EngineOptions } from './tracker-engine.js';
 
-type Kind = 'string' | 'number' | 'boolean' | 'list';
+type Kind = 'string' | 'number' | 'boolean' | 'list' | 'hops';
 
 interface Setting {
   kind: Kind;
@@ -30,10 +30,16 @@ export const SETTINGS = {
   maxPayloadBytes: { kind: 'number', min: 512, doc: 'Largest incoming frame; larger ones close the socket.' },
   maxBackpressureBytes: { kind: 'number', min: 1024, doc: 'Unsent bytes queued to one socket before it is closed as too slow.' },
   idleTimeoutSec: { kind: 'number', min: 0, doc: 'Close a socket silent this long; pings are sent automatically (0: never).' },
-  trustProxy: { kind: 'boolean', doc: 'Take the client IP from X-Forwarded-For (only behind your own proxy).' },
+  trustProxy: {
+    kind: 'hops',
+    doc: 'Proxy hops in front of the tracker whose X-Forwarded-For entries are trusted: the client IP is the entry this many from the right (true: 1; false/0: the socket address).',
+  },
   allowedOrigins: { kind: 'list', doc: 'Origins allowed to connect (Origin header); empty allows all.' },
   infoHashAllowList: { kind: 'string', doc: 'File of allowed info_hashes, 40 hex digits per line; reloaded on SIGHUP.' },
   statsRoutes: { kind: 'boolean', doc: 'Serve /stats.json and /metrics.' },
+  metricsHost: { kind: 'string', doc: 'Serve /stats.json and /metrics on this separate address instead of the tracker port (with metricsPort).' },
+  metricsPort: { kind: 'number', min: 0, doc: 'Port of the separate stats listener (with metricsHost; 0 picks one).' },
+  drainSec: { kind: 'number', min: 0, doc: 'On SIGTERM, answer /health with 503 for this long while still serving, then close every socket.' },
   logLevel: { kind: 'string', doc: 'silent | error | warn | info | debug.' },
 } satisfies Record<string, Setting>;
 
@@ -50,10 +56,14 @@ export interface TrackerOptions extends EngineOptions {
   maxPayloadBytes: number;
   maxBackpressureBytes: number;
   idleTimeoutSec: number;
-  trustProxy: boolean;
+  /** Trusted proxy hops (0: ignore X-Forwarded-For). */
+  trustProxy: number;
   allowedOrigins: string[];
   infoHashAllowList: string | null;
   statsRoutes: boolean;
+  metricsHost: string | null;
+  metricsPort: number | null;
+  drainSec: number;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   /** Programmatic only: decides each join (see AnnounceFilter). */
   filter?: AnnounceFilter | undefined;
@@ -79,10 +89,13 @@ export const DEFAULT_OPTIONS: Readonly<TrackerOptions> = {
   maxPayloadBytes: 64 * 1024,
   maxBackpressureBytes: 256 * 1024,
   idleTimeoutSec: 60,
-  trustProxy: false,
+  trustProxy: 0,
   allowedOrigins: [],
   infoHashAllowList: null,
   statsRoutes: true,
+  metricsHost: null,
+  metricsPort: null,
+  drainSec: 5,
   logLevel: 'info',
 };
 
@@ -115,7 +128,7 @@ function coerce(name: SettingName, raw: unknown, source: string): unknown {
       const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
       if (typeof value !== 'number' || !Number.isFinite(value)) throw bad('a number');
       if (setting.min !== undefined && value < setting.min) throw bad(`at least ${setting.min}`);
-      if (name === 'port' && (value > 65535 || !Number.isInteger(value))) throw bad('an integer port 0-65535');
+      if ((name === 'port' || name === 'metricsPort') && (value > 65535 || !Number.isInteger(value))) throw bad('an integer port 0-65535');
       return value;
     }
     case 'boolean':
@@ -123,6 +136,13 @@ function coerce(name: SettingName, raw: unknown, source: string): unknown {
       if (raw === 'true' || raw === '1' || raw === 'yes') return true;
       if (raw === 'false' || raw === '0' || raw === 'no') return false;
       throw bad('true or false');
+    case 'hops': {
+      if (raw === true || raw === 'true' || raw === 'yes') return 1;
+      if (raw === false || raw === 'false' || raw === 'no') return 0;
+      const hops = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+      if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 0) throw bad('a number of proxy hops (0, 1, 2...) or true/false');
+      return hops;
+    }
     case 'list':
       if (Array.isArray(raw) && raw.every((entry) => typeof entry === 'string')) return raw;
       if (typeof raw === 'string') return raw.split(',').map((entry) => entry.trim()).filter(Boolean);
@@ -151,12 +171,14 @@ export function resolveOptions(partial: Partial<TrackerOptions> = {}): TrackerOp
     }
   }
   if ((options.cert === null) !== (options.key === null)) throw new ConfigError('options: `cert` and `key` go together');
+  if ((options.metricsHost === null) !== (options.metricsPort === null)) throw new ConfigError('options: `metricsHost` and `metricsPort` go together');
   return options;
 }
 
 export interface CliArguments {
   options: Partial<TrackerOptions>;
   help: boolean;
+  version: boolean;
   configFile: string | null;
 }
 
@@ -166,10 +188,15 @@ export function loadCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv):
   const fromFlags: Record<string, unknown> = {};
   let configFile: string | null = env.SHOAL_TRACKER_CONFIG ?? null;
   let help = false;
+  let version = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') {
       help = true;
+      continue;
+    }
+    if (arg === '--version' || arg === '-v') {
+      version = true;
       continue;
     }
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument ${JSON.stringify(arg)} (see --help)`);
@@ -186,8 +213,10 @@ export function loadCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv):
     }
     const name = byFlag.get(flag);
     if (!name) throw new ConfigError(`unknown flag --${flag} (see --help)`);
-    if (SETTINGS[name].kind === 'boolean' && inline === undefined) {
-      fromFlags[name] = !negated;
+    const kind: Kind = SETTINGS[name].kind;
+    // `--trust-proxy` alone means one hop; `--trust-proxy 2` names the count.
+    if (inline === undefined && (kind === 'boolean' || (kind === 'hops' && (negated || !/^\d+$/.test(argv[i + 1] ?? ''))))) {
+      fromFlags[name] = kind === 'hops' ? (negated ? 0 : 1) : !negated;
       continue;
     }
     const value = inline ?? argv[++i];
@@ -216,12 +245,12 @@ export function loadCliOptions(argv: readonly string[], env: NodeJS.ProcessEnv):
     if (raw !== undefined && raw !== '') merged[name] = coerce(name, raw, envName(name));
   }
   Object.assign(merged, fromFlags);
-  return { options: merged as Partial<TrackerOptions>, help, configFile };
+  return { options: merged as Partial<TrackerOptions>, help, version, configFile };
 }
 
 export function usage(): string {
   const lines = [
-    'usage: shoal-tracker [--config file.json] [--flag value ...]',
+    'usage: shoal-tracker [--config file.json] [--flag value ...] | --version | --help',
     '',
     'Every setting can come from the JSON config file (key as shown), an environment variable,',
     'or a flag; flags win over env, env over the file. Booleans: --flag / --no-flag.',
@@ -233,6 +262,6 @@ export function usage(): string {
     lines.push(`  --${kebab(name)}  ${setting.doc}`);
     lines.push(`      config: ${name}   env: ${envName(name)}   default: ${shown}`);
   }
-  lines.push('', 'Signals: SIGHUP reloads the info_hash allow-list; SIGTERM/SIGINT shut down gracefully.');
+  lines.push('', 'Signals: SIGHUP reloads the info_hash allow-list and the TLS certificate; SIGTERM drains for drainSec, then shuts down; SIGINT shuts down at once.');
   return lines.join('\n');
 }

@@ -1,15 +1,22 @@
 // The uWebSockets.js adapter: accepts or refuses upgrades (limits, origins), moves text frames
-// between sockets and the engine, serves /health, /stats.json and /metrics, shuts down gracefully.
+// between sockets and the engine, serves /health, /stats.json and /metrics, drains and shuts
+// down gracefully, swaps in a new TLS certificate without dropping a socket.
 
 import { accessSync, constants } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { readInfoHashAllowList } from './allow-list.js';
 import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { readOpenFilesLimit } from './open-files-limit.js';
+import { clientIp } from './client-ip.js';
+import { findFreePort } from './free-port.js';
+import { LatencyHistogram } from './latency-histogram.js';
+import { EventLoopMonitor, countOpenFds } from './process-metrics.js';
 import { RateWindow, renderPrometheus, type RejectedConnections, type TrackerStats } from './stats.js';
 import { CLOSE_POLICY, Connection, TrackerEngine } from './tracker-engine.js';
 import { loadUws, type UwsBuild } from './uws-loader.js';
+import { TRACKER_VERSION } from './version.js';
 
 export interface RunningTracker {
   /** The bound port (useful with `port: 0`). */
@@ -20,8 +27,17 @@ export interface RunningTracker {
   readonly uwsBuild: string;
   stats(): TrackerStats;
   metrics(): string;
+  /** With `metricsHost`/`metricsPort`: http://host:port of the separate stats listener. */
+  readonly metricsUrl: string | null;
   /** Re-reads the info_hash allow-list file; returns how many info_hashes it holds. */
   reloadAllowList(): number;
+  /**
+   * Re-reads the TLS certificate and key: new connections get the new certificate, open ones
+   * keep theirs. Rejects (keeping the old certificate) when the files cannot be used.
+   */
+  reloadCertificate(): Promise<void>;
+  /** /health answers 503 for `seconds` (default: drainSec) while everything is still served, then close(). */
+  drain(seconds?: number): Promise<void>;
   /** Stops accepting, closes every socket with 1001 "going away", stops timers. */
   close(): Promise<void>;
 }
@@ -104,8 +120,6 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     return allowed.size;
   };
   reloadAllowList();
-
-  let app: TemplatedApp;
   if (options.cert && options.key) {
     for (const [field, file] of [['cert', options.cert], ['key', options.key]] as const) {
       try {
@@ -114,9 +128,6 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
         throw new ConfigError(`\`${field}\`: cannot read ${file}`);
       }
     }
-    app = uws.SSLApp({ cert_file_name: options.cert, key_file_name: options.key });
-  } else {
-    app = uws.App();
   }
 
   const sockets = new Set<WebSocket<SocketData>>();
@@ -125,9 +136,14 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const allowedOrigins = options.allowedOrigins.length > 0 ? new Set(options.allowedOrigins) : null;
   let connectionsOpened = 0;
   let slowSocketsClosed = 0;
+  /** /health says 503 (drain started); sockets are still served. */
   let draining = false;
+  /** close() started: upgrades are refused. */
+  let closed = false;
   const startedMs = Date.now();
   const rateWindow = new RateWindow();
+  const announceLatency = new LatencyHistogram();
+  const eventLoop = new EventLoopMonitor();
 
   const refuse = (res: HttpResponse, status: string, reason: keyof RejectedConnections, text: string) => {
     rejected[reason]++;
@@ -140,62 +156,6 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       slowSocketsClosed++;
     },
   };
-
-  app.ws<SocketData>('/*', {
-    compression: uws.DISABLED,
-    maxPayloadLength: options.maxPayloadBytes,
-    maxBackpressure: options.maxBackpressureBytes,
-    closeOnBackpressureLimit: 1,
-    idleTimeout: options.idleTimeoutSec,
-    sendPingsAutomatically: options.idleTimeoutSec > 0,
-    upgrade(res: HttpResponse, req: HttpRequest, context) {
-      const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
-      const extensions = req.getHeader('sec-websocket-extensions');
-      const origin = req.getHeader('origin');
-      const forwarded = options.trustProxy ? req.getHeader('x-forwarded-for').split(',')[0]!.trim() : '';
-      const ip = forwarded || Buffer.from(res.getRemoteAddressAsText()).toString().replace(/^::ffff:/, '');
-      if (draining) return refuse(res, '503 Service Unavailable', 'draining', 'tracker is shutting down');
-      if (options.maxConnections > 0 && sockets.size >= options.maxConnections) {
-        return refuse(res, '503 Service Unavailable', 'maxConnections', 'tracker is full');
-      }
-      if (options.maxConnectionsPerIp > 0 && (connectionsPerIp.get(ip) ?? 0) >= options.maxConnectionsPerIp) {
-        return refuse(res, '429 Too Many Requests', 'maxConnectionsPerIp', 'too many connections from this address');
-      }
-      if (allowedOrigins && !allowedOrigins.has(origin)) return refuse(res, '403 Forbidden', 'origin', 'origin not allowed');
-      res.upgrade<SocketData>({ connection: new UwsConnection(ip, origin, slowLimits) }, key, protocol, extensions, context);
-    },
-    open(ws) {
-      const connection = ws.getUserData().connection;
-      connection.ws = ws;
-      engine.handleOpen(connection, Date.now());
-      sockets.add(ws);
-      connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
-      connectionsOpened++;
-    },
-    message(ws, message, isBinary) {
-      const connection = ws.getUserData().connection;
-      try {
-        // uWS has checked that a text frame is valid UTF-8, so the engine may read its bytes
-        // directly; a binary frame is decoded (invalid bytes become U+FFFD) before parsing.
-        const frame = isBinary ? Buffer.from(message).toString('utf8') : Buffer.from(message);
-        engine.handleMessage(connection, frame, Date.now());
-      } catch (error) {
-        // A bug must cost one socket, not the process and every other peer with it.
-        logger.error('message handling failed; closing that socket', { error: error instanceof Error ? error.stack ?? error.message : String(error), ip: connection.ip });
-        connection.close(CLOSE_INTERNAL_ERROR, 'internal error');
-      }
-    },
-    close(ws) {
-      const connection = ws.getUserData().connection;
-      connection.ws = null;
-      engine.handleClose(connection);
-      sockets.delete(ws);
-      const count = (connectionsPerIp.get(connection.ip) ?? 1) - 1;
-      if (count > 0) connectionsPerIp.set(connection.ip, count);
-      else connectionsPerIp.delete(connection.ip);
-    },
-  });
 
   const stats = (): TrackerStats => {
     const nowMs = Date.now();
@@ -211,6 +171,8 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     }
     return {
       uptimeSec: Math.round((nowMs - startedMs) / 1000),
+      version: TRACKER_VERSION,
+      node: process.version,
       uws: uwsBuild,
       connections: sockets.size,
       ...counts,
@@ -220,31 +182,106 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external },
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
       openFilesLimit: limit,
+      fds: { open: countOpenFds(), max: limit.soft },
+      eventLoopLag: eventLoop.lag(),
+      announceLatency: announceLatency.snapshot(),
     };
   };
 
   const sendHttp = (res: HttpResponse, status: string, contentType: string, body: string) => {
     res.writeStatus(status).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-store').end(body);
   };
-  app.get('/health', (res) => {
-    if (draining) sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
-    else sendHttp(res, '200 OK', 'application/json', '{"status":"ok"}');
-  });
-  if (options.statsRoutes) {
-    app.get('/stats.json', (res) => sendHttp(res, '200 OK', 'application/json', JSON.stringify(stats())));
-    app.get('/metrics', (res) => sendHttp(res, '200 OK', 'text/plain; version=0.0.4', renderPrometheus(stats())));
-  }
-  app.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker: connect with a WebSocket (ws:// or wss://)\n'));
-
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(options.host, options.port, (socket) => {
-      if (socket) resolve(socket);
-      else reject(new ConfigError(`cannot listen on ${options.host}:${options.port} (address in use, or not permitted)`));
+  const addStatsRoutes = (app: TemplatedApp) => {
+    app.get('/health', (res) => {
+      if (draining) sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
+      else sendHttp(res, '200 OK', 'application/json', '{"status":"ok"}');
     });
-  });
-  const port = uws.us_socket_local_port(listenSocket);
-  const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
-  const url = `${options.cert ? 'wss' : 'ws'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+    if (options.statsRoutes) {
+      app.get('/stats.json', (res) => sendHttp(res, '200 OK', 'application/json', JSON.stringify(stats())));
+      app.get('/metrics', (res) => sendHttp(res, '200 OK', 'text/plain; version=0.0.4', renderPrometheus(stats())));
+    }
+  };
+  const separateMetrics = options.metricsHost !== null && options.metricsPort !== null;
+
+  /** One app serves the tracker port; a certificate reload builds another with the same handlers. */
+  const createTrackerApp = (): TemplatedApp => {
+    const app = options.cert && options.key ? uws.SSLApp({ cert_file_name: options.cert, key_file_name: options.key }) : uws.App();
+    app.ws<SocketData>('/*', {
+      compression: uws.DISABLED,
+      maxPayloadLength: options.maxPayloadBytes,
+      maxBackpressure: options.maxBackpressureBytes,
+      closeOnBackpressureLimit: 1,
+      idleTimeout: options.idleTimeoutSec,
+      sendPingsAutomatically: options.idleTimeoutSec > 0,
+      upgrade(res: HttpResponse, req: HttpRequest, context) {
+        const key = req.getHeader('sec-websocket-key');
+        const protocol = req.getHeader('sec-websocket-protocol');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        const origin = req.getHeader('origin');
+        const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), options.trustProxy > 0 ? req.getHeader('x-forwarded-for') : '', options.trustProxy);
+        if (closed) return refuse(res, '503 Service Unavailable', 'draining', 'tracker is shutting down');
+        if (options.maxConnections > 0 && sockets.size >= options.maxConnections) {
+          return refuse(res, '503 Service Unavailable', 'maxConnections', 'tracker is full');
+        }
+        if (options.maxConnectionsPerIp > 0 && (connectionsPerIp.get(ip) ?? 0) >= options.maxConnectionsPerIp) {
+          return refuse(res, '429 Too Many Requests', 'maxConnectionsPerIp', 'too many connections from this address');
+        }
+        if (allowedOrigins && !allowedOrigins.has(origin)) return refuse(res, '403 Forbidden', 'origin', 'origin not allowed');
+        res.upgrade<SocketData>({ connection: new UwsConnection(ip, origin, slowLimits) }, key, protocol, extensions, context);
+      },
+      open(ws) {
+        const connection = ws.getUserData().connection;
+        connection.ws = ws;
+        engine.handleOpen(connection, Date.now());
+        sockets.add(ws);
+        connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
+        connectionsOpened++;
+      },
+      message(ws, message, isBinary) {
+        const connection = ws.getUserData().connection;
+        try {
+          // uWS has checked that a text frame is valid UTF-8, so the engine may read its bytes
+          // directly; a binary frame is decoded (invalid bytes become U+FFFD) before parsing.
+          const frame = isBinary ? Buffer.from(message).toString('utf8') : Buffer.from(message);
+          const announcesBefore = engine.counters.announces;
+          const startedAt = performance.now();
+          engine.handleMessage(connection, frame, Date.now());
+          if (engine.counters.announces !== announcesBefore) announceLatency.observe((performance.now() - startedAt) / 1000);
+        } catch (error) {
+          // A bug must cost one socket, not the process and every other peer with it.
+          logger.error('message handling failed; closing that socket', { error: error instanceof Error ? error.stack ?? error.message : String(error), ip: connection.ip });
+          connection.close(CLOSE_INTERNAL_ERROR, 'internal error');
+        }
+      },
+      close(ws) {
+        const connection = ws.getUserData().connection;
+        connection.ws = null;
+        engine.handleClose(connection);
+        sockets.delete(ws);
+        const count = (connectionsPerIp.get(connection.ip) ?? 1) - 1;
+        if (count > 0) connectionsPerIp.set(connection.ip, count);
+        else connectionsPerIp.delete(connection.ip);
+      },
+    });
+    if (!separateMetrics) addStatsRoutes(app);
+    else app.get('/health', (res) => sendHttp(res, draining ? '503 Service Unavailable' : '200 OK', 'application/json', draining ? '{"status":"draining"}' : '{"status":"ok"}'));
+    app.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker: connect with a WebSocket (ws:// or wss://)\n'));
+    return app;
+  };
+
+  const port = options.port === 0 ? await findFreePort(options.host) : options.port;
+  let listenSocket = await listen(createTrackerApp(), options.host, port);
+  let metricsSocket: us_listen_socket | null = null;
+  let metricsUrl: string | null = null;
+  if (options.metricsHost !== null && options.metricsPort !== null) {
+    const metricsApp = uws.App();
+    addStatsRoutes(metricsApp);
+    metricsApp.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker metrics: /health, /stats.json, /metrics\n'));
+    const metricsPort = options.metricsPort === 0 ? await findFreePort(options.metricsHost) : options.metricsPort;
+    metricsSocket = await listen(metricsApp, options.metricsHost, metricsPort);
+    metricsUrl = `http://${hostForUrl(options.metricsHost)}:${metricsPort}`;
+  }
+  const url = `${options.cert ? 'wss' : 'ws'}://${hostForUrl(options.host)}:${port}`;
 
   const expiryTimer = setInterval(() => {
     const removed = engine.expire(Date.now());
@@ -255,15 +292,31 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   expiryTimer.unref();
   rateTimer.unref();
 
-  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert) });
+  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert), metrics: metricsUrl });
+
+  const reloadCertificate = async (): Promise<void> => {
+    if (!options.cert || !options.key || closed) return;
+    // A second app listens on the same port (SO_REUSEPORT) before the old listener closes, so no
+    // connection attempt is refused; sockets already open stay on the old app, untouched.
+    const app = createTrackerApp();
+    const next = await listen(app, options.host, port).catch(() => {
+      throw new ConfigError(`cannot use the certificate ${options.cert} with key ${options.key}`);
+    });
+    uws.us_listen_socket_close(listenSocket);
+    listenSocket = next;
+    logger.info('TLS certificate reloaded', { cert: options.cert });
+  };
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       draining = true;
+      closed = true;
       clearInterval(expiryTimer);
       clearInterval(rateTimer);
+      eventLoop.destroy();
       uws.us_listen_socket_close(listenSocket);
+      if (metricsSocket) uws.us_listen_socket_close(metricsSocket);
       const open = sockets.size;
       for (const ws of [...sockets]) ws.getUserData().connection.close(CLOSE_GOING_AWAY, 'tracker shutting down');
       logger.info('closed', { socketsClosed: open });
@@ -273,7 +326,41 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     return closing;
   };
 
-  return { port, url, uwsBuild, stats, metrics: () => renderPrometheus(stats()), reloadAllowList, close };
+  const drain = async (seconds = options.drainSec): Promise<void> => {
+    if (closed) return close();
+    draining = true;
+    logger.info('draining', { seconds, connections: sockets.size });
+    if (seconds > 0) await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    return close();
+  };
+
+  return {
+    port,
+    url,
+    uwsBuild,
+    metricsUrl,
+    stats,
+    metrics: () => renderPrometheus(stats()),
+    reloadAllowList,
+    reloadCertificate,
+    drain,
+    close,
+  };
+}
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new ConfigError(`cannot listen on ${host}:${port} (address in use, or not permitted)`));
+    });
+  });
+}
+
+/** 0.0.0.0 and :: are shown as 127.0.0.1; IPv6 addresses get brackets. */
+function hostForUrl(host: string): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return shown.includes(':') ? `[${shown}]` : shown;
 }
 
 export { CLOSE_POLICY };

@@ -1,5 +1,7 @@
 // The figures an operator watches: /stats.json as one JSON object, /metrics in Prometheus text format.
 
+import type { HistogramSnapshot } from './latency-histogram.js';
+import type { EventLoopLag } from './process-metrics.js';
 import type { EngineCounters } from './tracker-engine.js';
 
 export interface RejectedConnections {
@@ -11,6 +13,9 @@ export interface RejectedConnections {
 
 export interface TrackerStats {
   uptimeSec: number;
+  /** @shoal/tracker's version. */
+  version: string;
+  node: string;
   uws: string;
   connections: number;
   swarms: number;
@@ -30,6 +35,11 @@ export interface TrackerStats {
   memory: { rssBytes: number; heapUsedBytes: number; externalBytes: number };
   cpuSeconds: number;
   openFilesLimit: { soft: number | null; hard: number | null };
+  /** Descriptors open now, and the soft limit they count against (null where unknown). */
+  fds: { open: number | null; max: number | null };
+  eventLoopLag: EventLoopLag;
+  /** Time to handle one announce inside the tracker (parse, swarm update, response and offers written). */
+  announceLatency: HistogramSnapshot;
 }
 
 /** Keeps the counters seen a few seconds ago so rates cover a short window, not all time. */
@@ -57,6 +67,19 @@ export class RateWindow {
 }
 
 const round = (value: number) => Math.round(value * 10) / 10;
+
+/** A label value with backslash, quote and newline escaped, as the text format requires. */
+const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+function histogram(lines: string[], name: string, help: string, snapshot: HistogramSnapshot): void {
+  lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+  let cumulative = 0;
+  snapshot.boundsSec.forEach((bound, i) => {
+    cumulative += snapshot.counts[i]!;
+    lines.push(`${name}_bucket{le="${bound}"} ${cumulative}`);
+  });
+  lines.push(`${name}_bucket{le="+Inf"} ${snapshot.count}`, `${name}_sum ${snapshot.sumSec}`, `${name}_count ${snapshot.count}`);
+}
 
 /** Prometheus text exposition format 0.0.4. */
 export function renderPrometheus(stats: TrackerStats): string {
@@ -99,5 +122,16 @@ export function renderPrometheus(stats: TrackerStats): string {
   metric('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [['', stats.memory.rssBytes]]);
   metric('process_cpu_seconds_total', 'counter', 'User and system CPU time in seconds.', [['', stats.cpuSeconds]]);
   metric('shoal_tracker_uptime_seconds', 'gauge', 'Seconds since start.', [['', stats.uptimeSec]]);
+  if (stats.fds.open !== null) metric('process_open_fds', 'gauge', 'Open file descriptors.', [['', stats.fds.open]]);
+  if (stats.fds.max !== null) metric('process_max_fds', 'gauge', 'Limit of open file descriptors (soft RLIMIT_NOFILE).', [['', stats.fds.max]]);
+  metric('nodejs_eventloop_lag_seconds', 'gauge', 'Event-loop delay beyond the timer asked for, over the last ~10 s.', [
+    ['{quantile="0.5"}', stats.eventLoopLag.p50Sec],
+    ['{quantile="0.99"}', stats.eventLoopLag.p99Sec],
+    ['{quantile="1"}', stats.eventLoopLag.maxSec],
+  ]);
+  metric('shoal_tracker_build_info', 'gauge', 'The running build; always 1.', [
+    [`{version="${label(stats.version)}",node="${label(stats.node)}",uws="${label(stats.uws)}"}`, 1],
+  ]);
+  histogram(lines, 'shoal_tracker_announce_duration_seconds', 'Time to handle one announce inside the tracker.', stats.announceLatency);
   return `${lines.join('\n')}\n`;
 }

@@ -1,16 +1,20 @@
-// What operators rely on: the CLI and its config sources, HTTP endpoints, limits, allow-lists
-// with SIGHUP reload, graceful SIGTERM, and a clear message when no uWebSockets.js loads.
+// What operators rely on: the CLI and its config sources, --version, HTTP endpoints and metrics
+// (also on a separate listener), limits, X-Forwarded-For hops, allow-lists and TLS certificates
+// reloaded on SIGHUP, the drain on SIGTERM, the systemd unit, and a clear message when no
+// uWebSockets.js loads.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
+import tls from 'node:tls';
 import WebSocket from 'ws';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { binaryIdToHex } from '../src/protocol.js';
-import { loadCliOptions } from '../src/config.js';
+import { clientIp } from '../src/client-ip.js';
+import { loadCliOptions, resolveOptions } from '../src/config.js';
 import { WsPeer, binaryId, type Message } from './support/ws-peer.js';
 import { startShoal } from './support/trackers.js';
 
@@ -77,8 +81,13 @@ describe('configuration sources', () => {
 });
 
 describe('the shoal-tracker CLI', () => {
-  it('prints its URL, names the uWS build, serves /health, /stats.json, /metrics and exits 0 on SIGTERM', async () => {
-    const cli = await runCli(['--announce-interval-sec', '30']);
+  it('prints its version, Node and the uWS build that would run', () => {
+    const out = execFileSync(process.execPath, [bin, '--version'], { encoding: 'utf8' });
+    expect(out).toMatch(/^shoal-tracker \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+, \S+@\S+ \(uws_[a-z0-9_]+\.node\)\)\n$/);
+  });
+
+  it('prints its URL, names the uWS build, serves /health, /stats.json, /metrics and drains on SIGTERM', async () => {
+    const cli = await runCli(['--announce-interval-sec', '30', '--drain-sec', '1']);
     expect(cli.stderr()).toMatch(/"msg":"listening".*"uws":"[^"]+\.node\)"/);
     expect(cli.stderr()).toMatch(/"msg":"open files limit","soft":\d+/);
 
@@ -99,14 +108,35 @@ describe('the shoal-tracker CLI', () => {
     expect(metrics).toMatch(/^# TYPE shoal_tracker_connections gauge$/m);
     expect(metrics).toMatch(/^shoal_tracker_peers\{state="leecher"\} 1$/m);
     expect(metrics).toMatch(/^shoal_tracker_requests_total\{kind="announce"\} 1$/m);
+    expect(metrics).toMatch(/^process_open_fds \d+$/m);
+    expect(metrics).toMatch(/^process_max_fds \d+$/m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds\{quantile="0.99"\} [\d.e-]+$/m);
+    expect(metrics).toMatch(/^shoal_tracker_build_info\{version="\d+\.\d+\.\d+",node="v\d+[^"]*",uws="[^"]+\.node\)"\} 1$/m);
+    // One announce handled: it sits in exactly one bucket, the +Inf bucket counts it, and so does _count.
+    expect(metrics).toMatch(/^# TYPE shoal_tracker_announce_duration_seconds histogram$/m);
+    expect(metrics).toMatch(/^shoal_tracker_announce_duration_seconds_bucket\{le="\+Inf"\} 1$/m);
+    expect(metrics).toMatch(/^shoal_tracker_announce_duration_seconds_count 1$/m);
+    const buckets = [...metrics.matchAll(/^shoal_tracker_announce_duration_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+    expect(buckets.length).toBeGreaterThan(5);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]).toBeGreaterThanOrEqual(buckets[i - 1]!);
     // Every sample line is `name{labels} number`.
-    for (const line of metrics.split('\n').filter((l) => l && !l.startsWith('#'))) expect(line).toMatch(/^[a-z_]+(\{[a-z_]+="[^"]*"\})? -?[\d.e+]+$/);
+    for (const line of metrics.split('\n').filter((l) => l && !l.startsWith('#'))) {
+      expect(line).toMatch(/^[a-z_]+(\{[a-z_]+="(?:[^"\\]|\\.)*"(,[a-z_]+="(?:[^"\\]|\\.)*")*\})? -?[\d.e+-]+$/);
+    }
 
     expect((await fetch(httpUrl(cli.url, '/nothing-here'))).status).toBe(404);
 
+    // SIGTERM: /health turns 503 for the drain period while the tracker still serves, then every socket closes.
     cli.child.kill('SIGTERM');
+    await expect.poll(async () => (await fetch(httpUrl(cli.url, '/health'))).status, { timeout: 2000, interval: 50 }).toBe(503);
+    expect(await (await fetch(httpUrl(cli.url, '/health'))).json()).toEqual({ status: 'draining' });
+    const late = await WsPeer.connect(cli.url);
+    late.send(announce(binaryId('cli-swarm'), 'late-peer'));
+    expect(await late.next(isResponse)).toMatchObject({ incomplete: 2 });
     expect(await peer.closed()).toBe(1001);
+    expect(await late.closed()).toBe(1001);
     expect(await cli.exited).toBe(0);
+    expect(cli.stderr()).toMatch(/"msg":"draining","seconds":1/);
   });
 
   it('reloads the info_hash allow-list on SIGHUP, evicting swarms no longer listed', async () => {
@@ -250,5 +280,113 @@ describe('limits', () => {
     await tracker.close();
     expect(await peer.closed()).toBe(1001);
     await expect(WsPeer.connect(tracker.url)).rejects.toThrow();
+  });
+});
+
+describe('client address behind proxies', () => {
+  it('trusts only the configured number of X-Forwarded-For hops, counted from the right', () => {
+    expect(clientIp('::ffff:10.0.0.1', '6.6.6.6, 203.0.113.7', 0)).toBe('10.0.0.1');
+    expect(clientIp('10.0.0.1', '6.6.6.6, 203.0.113.7', 1)).toBe('203.0.113.7');
+    expect(clientIp('10.0.0.1', '6.6.6.6, 203.0.113.7, 10.0.0.2', 2)).toBe('203.0.113.7');
+    // Fewer entries than hops: the leftmost was still written by one of our proxies.
+    expect(clientIp('10.0.0.1', '203.0.113.7', 3)).toBe('203.0.113.7');
+    expect(clientIp('10.0.0.1', '', 1)).toBe('10.0.0.1');
+    expect(loadCliOptions(['--trust-proxy'], {}).options.trustProxy).toBe(1);
+    expect(loadCliOptions(['--trust-proxy', '2'], {}).options.trustProxy).toBe(2);
+    expect(loadCliOptions(['--no-trust-proxy'], { SHOAL_TRACKER_TRUST_PROXY: 'true' }).options.trustProxy).toBe(0);
+    expect(() => loadCliOptions(['--trust-proxy=-1'], {})).toThrow(/`trustProxy` must be a number of proxy hops/);
+  });
+
+  it('limits connections per client address as the trusted proxy saw it, not as the client claims', async () => {
+    const tracker = await startShoal({ trustProxy: 1, maxConnectionsPerIp: 1 });
+    cleanups.push(() => tracker.close());
+    // The same client forging different leftmost entries is still one address.
+    const a = await WsPeer.connect(tracker.url, { 'x-forwarded-for': '1.1.1.1, 203.0.113.7' });
+    await expect(WsPeer.connect(tracker.url, { 'x-forwarded-for': '2.2.2.2, 203.0.113.7' })).rejects.toThrow(/HTTP 429/);
+    const other = await WsPeer.connect(tracker.url, { 'x-forwarded-for': '1.1.1.1, 203.0.113.8' });
+    a.close();
+    other.close();
+  });
+});
+
+describe('separate metrics listener', () => {
+  it('serves /stats.json and /metrics only on the metrics address, /health on both', async () => {
+    const tracker = await startShoal({ metricsHost: '127.0.0.1', metricsPort: 0 });
+    cleanups.push(() => tracker.close());
+    expect(tracker.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${tracker.metricsUrl}/metrics`)).status).toBe(200);
+    expect(await (await fetch(`${tracker.metricsUrl}/stats.json`)).json()).toMatchObject({ connections: 0 });
+    expect((await fetch(httpUrl(tracker.url, '/metrics'))).status).toBe(404);
+    expect((await fetch(httpUrl(tracker.url, '/stats.json'))).status).toBe(404);
+    expect((await fetch(httpUrl(tracker.url, '/health'))).status).toBe(200);
+    expect((await fetch(`${tracker.metricsUrl}/health`)).status).toBe(200);
+    expect(() => loadCliOptions(['--metrics-port', '9100'], {}) && resolveOptions({ metricsPort: 9100 })).toThrow(/`metricsHost` and `metricsPort` go together/);
+  });
+});
+
+describe('systemd unit', () => {
+  const unit = fileURLToPath(new URL('../deploy/shoal-tracker.service', import.meta.url));
+  it('is accepted by systemd-analyze verify (where systemd is installed)', (context) => {
+    let version = '';
+    try {
+      version = execFileSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
+    } catch {
+      context.skip();
+    }
+    expect(version).toMatch(/systemd/);
+    // verify checks ExecStart's binary: point it at this machine's node, the rest as shipped.
+    const dir = mkdtempSync(join(tmpdir(), 'shoal-unit-'));
+    const copy = join(dir, 'shoal-tracker.service');
+    writeFileSync(copy, readFileSync(unit, 'utf8').replaceAll('/usr/bin/node', process.execPath));
+    const result = spawnSync('systemd-analyze', ['verify', '--man=no', copy], { encoding: 'utf8' });
+    expect(`${result.stdout}${result.stderr}`.trim(), 'systemd-analyze verify output').toBe('');
+    expect(result.status).toBe(0);
+  });
+});
+
+describe('TLS certificate reload', () => {
+  const makeCert = (dir: string, name: string) => {
+    const cert = join(dir, `${name}-cert.pem`);
+    const key = join(dir, `${name}-key.pem`);
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+    return { cert, key };
+  };
+  const servedCommonName = (url: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: Number(new URL(url).port), rejectUnauthorized: false }, () => {
+        resolve(String(socket.getPeerCertificate().subject.CN));
+        socket.end();
+      });
+      socket.once('error', reject);
+    });
+
+  it('serves the new certificate to new connections after SIGHUP, keeps open sockets, and keeps the old one when the new files are broken', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shoal-tracker-tls-'));
+    const first = makeCert(dir, 'first');
+    const second = makeCert(dir, 'second');
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    copyFileSync(first.cert, cert);
+    copyFileSync(first.key, key);
+    const cli = await runCli(['--cert', cert, '--key', key]);
+    expect(await servedCommonName(cli.url)).toBe('first');
+    const open = new WebSocket(cli.url, { rejectUnauthorized: false });
+    await new Promise((resolve, reject) => open.once('open', resolve).once('error', reject));
+
+    copyFileSync(second.cert, cert);
+    copyFileSync(second.key, key);
+    cli.child.kill('SIGHUP');
+    await expect.poll(() => cli.stderr(), { timeout: 3000 }).toMatch(/TLS certificate reloaded/);
+    expect(await servedCommonName(cli.url)).toBe('second');
+    // The socket opened before the reload still works.
+    const reply = new Promise<string>((resolve) => open.once('message', (data) => resolve(data.toString())));
+    open.send(JSON.stringify(announce(binaryId('tls-reload'), 'old-socket')));
+    expect(JSON.parse(await reply)).toMatchObject({ action: 'announce', incomplete: 1 });
+
+    writeFileSync(cert, 'not a certificate\n');
+    cli.child.kill('SIGHUP');
+    await expect.poll(() => cli.stderr(), { timeout: 3000 }).toMatch(/certificate reload failed, keeping the previous certificate/);
+    expect(await servedCommonName(cli.url)).toBe('second');
+    open.close();
   });
 });
