@@ -299,19 +299,56 @@ describe('webrtc signaling: the tracker protocol', () => {
     expect(sizes).toEqual([43]);
   });
 
-  it('reports a tracker failure reason and warning message as error and warning', async () => {
+  it("reports a tracker's failure reason and warning message as warnings of that swarm, keeping the socket", async () => {
     const tracker = await scriptedTracker();
     tracker.onMessage((message, socket) =>
       socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, 'failure reason': 'info_hash not allowed' })),
     );
     const events = recorder();
     signaling([tracker.url]).join(INFO_HASH, events.events);
-    const [error] = await waitFor(() => events.errors.length > 0 && events.errors, 'error');
-    expect(isShoalError(error, 'TRACKER')).toBe(true);
-    expect(error!.message).toContain('info_hash not allowed');
-    expect(error!.message).toContain(tracker.url);
+    const [warning] = await waitFor(() => events.warnings.length > 0 && events.warnings, 'warning');
+    expect(warning).toContain('info_hash not allowed');
+    expect(warning).toContain(tracker.url);
     tracker.broadcast({ action: 'announce', info_hash: INFO_HASH, 'warning message': 'slow down' });
-    await waitFor(() => events.warnings.some((warning) => warning.includes('slow down')), 'warning');
+    await waitFor(() => events.warnings.some((message) => message.includes('slow down')), 'warning message');
+    expect(events.errors).toEqual([]);
+    expect(tracker.sockets).toHaveLength(1);
+    expect(tracker.sockets[0]!.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('pauses a refused swarm for the min interval the tracker asks, then announces again; the other swarm on the socket goes on', async () => {
+    const tracker = await scriptedTracker();
+    const refused = INFO_HASH;
+    const other = infoHash('another rendition');
+    let refusals = 0;
+    tracker.onMessage((message, socket) => {
+      if (message.info_hash === refused && refusals++ === 0) {
+        socket.send(JSON.stringify({ action: 'announce', 'failure reason': 'rate limit exceeded: slow down', info_hash: refused, 'min interval': 1 }));
+      } else {
+        socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, interval: 120, complete: 0, incomplete: 2 }));
+      }
+    });
+    const atRefused = recorder();
+    const atOther = recorder();
+    const client = signaling([tracker.url], { requestPeersIntervalMs: 50 });
+    const swarm = client.join(refused, atRefused.events);
+    const otherSwarm = client.join(other, atOther.events);
+    const announcesOf = (hash: string) => tracker.received.filter((message) => message.info_hash === hash);
+    await waitFor(() => atRefused.warnings.length > 0, 'refusal');
+    const refusedAt = Date.now();
+    expect(atRefused.warnings[0]).toContain('rate limit exceeded');
+    // Asking for peers during the pause sends nothing for the refused swarm; the other swarm announces early as usual.
+    for (let i = 0; i < 6; i++) {
+      swarm.requestPeers();
+      otherSwarm.requestPeers();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(announcesOf(refused)).toHaveLength(1);
+    expect(announcesOf(other).length).toBeGreaterThanOrEqual(2);
+    await waitFor(() => announcesOf(refused).length === 2, 'announce after the pause', 3000);
+    expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(950);
+    expect(tracker.sockets).toHaveLength(1);
+    expect([...atRefused.errors, ...atOther.errors, ...atOther.warnings]).toEqual([]);
   });
 
   it('survives malformed tracker messages with warnings, and keeps working', async () => {

@@ -35,6 +35,8 @@ interface Announcer {
   busy: boolean;
   /** Other peers in the swarm by the tracker's last count; undefined until it gave one. */
   otherPeers: number | undefined;
+  /** No announce before this time: the tracker refused one and asked for a pause (`min interval`). */
+  notBeforeMs: number;
 }
 
 interface PendingOffer {
@@ -147,7 +149,7 @@ class Swarm {
     const { clock } = this.options;
     for (const [tracker, announcer] of this.announcers) {
       if (!tracker.connected || announcer.busy) continue;
-      const waitMs = Math.max(0, announcer.lastAnnounceAt + announcer.requestGapMs - clock.now());
+      const waitMs = Math.max(0, announcer.lastAnnounceAt + announcer.requestGapMs - clock.now(), announcer.notBeforeMs - clock.now());
       const scheduledAt = announcer.lastAnnounceAt + announcer.intervalMs;
       if (clock.now() + waitMs < scheduledAt) this.schedule(tracker, announcer, waitMs);
     }
@@ -171,7 +173,14 @@ class Swarm {
     const announcer = this.announcer(tracker);
     const failure = message['failure reason'];
     if (failure !== undefined) {
-      this.events.error(new ShoalError('TRACKER', `${tracker.url}: refused swarm ${binaryToHex(this.infoHash)}: ${String(failure)}`));
+      // A refusal concerns this swarm, not the socket that other swarms share: keep both. When the
+      // tracker asks for a pause, the next announce (which retries a refused one) waits that long.
+      this.events.warning(`${tracker.url}: refused swarm ${binaryToHex(this.infoHash)}: ${String(failure)}`);
+      const pauseS = Number(message['min interval']);
+      if (pauseS > 0) {
+        announcer.notBeforeMs = this.options.clock.now() + pauseS * 1000;
+        this.schedule(tracker, announcer, pauseS * 1000);
+      }
       return;
     }
     if (message['warning message'] !== undefined) this.events.warning(`${tracker.url}: ${String(message['warning message'])}`);
@@ -193,7 +202,7 @@ class Swarm {
       const { announceIntervalMs, requestPeersIntervalMs } = this.options;
       announcer = {
         timer: undefined, lastAnnounceAt: -Infinity, intervalMs: announceIntervalMs, requestGapMs: requestPeersIntervalMs,
-        started: false, busy: false, otherPeers: undefined,
+        started: false, busy: false, otherPeers: undefined, notBeforeMs: -Infinity,
       };
       this.announcers.set(tracker, announcer);
     }
@@ -217,6 +226,8 @@ class Swarm {
     clock.clearTimeout(announcer.timer);
     announcer.timer = undefined;
     if (this.left || announcer.busy || !tracker.connected) return;
+    const pauseMs = announcer.notBeforeMs - clock.now();
+    if (pauseMs > 0) return this.schedule(tracker, announcer, pauseMs);
     announcer.busy = true;
     const count = this.offerCount(announcer);
     const made = await Promise.all(Array.from({ length: count }, () => this.makeOffer(tracker)));
@@ -230,7 +241,8 @@ class Swarm {
       offers: offers.map(({ offerId, offer }) => ({ offer_id: offerId, offer })),
       ...(announcer.started ? {} : { event: 'started' }),
     };
-    if (this.left || !tracker.send(message)) {
+    // A pause asked for while the offers were made: the timer it set announces later.
+    if (this.left || clock.now() < announcer.notBeforeMs || !tracker.send(message)) {
       for (const { offerId } of offers) this.offers.get(offerId)?.peer.close();
       return;
     }
