@@ -1,5 +1,6 @@
 // The swarm CLI's arguments, parsed and validated into SwarmOptions.
 import { parseArgs } from 'node:util';
+import { networkProfiles } from '../network-profiles.js';
 import type { SwarmOptions } from './run-swarm.js';
 import { scenarios } from './scenarios.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
@@ -17,6 +18,11 @@ export const usage = `usage: npm run swarm -- [options]
   --tracker URL       an external tracker (default: Shoal's tracker, started per run)
   --level N           pin hls.js to rendition N (default: ABR)
   --sample-interval S seconds between samples (default 5; 2 under a minute)
+  --network NAME      ${Object.keys(networkProfiles).join(' | ')}: each viewer its own Chromium in
+                      its own network namespace, its uplink and downlink shaped with tc tbf as
+                      the simulator's profile of that name (uplinks are multiples of the
+                      --level rendition's bitrate, else the top one's). Default: all viewers in
+                      one Chromium on loopback, unshaped
   --no-baseline       skip the HTTP-only baseline for --engine
 `;
 
@@ -50,6 +56,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
       tracker: { type: 'string' },
       level: { type: 'string' },
       'sample-interval': { type: 'string' },
+      network: { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -72,6 +79,12 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
   }
   if (values.stream && !/^https?:\/\//.test(values.stream)) throw new Error(`--stream must be an http(s) URL, got "${values.stream}"`);
   if (values.tracker && !/^wss?:\/\//.test(values.tracker)) throw new Error(`--tracker must be a ws:// or wss:// URL, got "${values.tracker}"`);
+  if (values.network !== undefined && !networkProfiles[values.network]) {
+    throw new Error(`unknown network "${values.network}"; one of: ${Object.keys(networkProfiles).join(', ')}`);
+  }
+  if (values.network !== undefined && (values.stream || values.tracker)) {
+    throw new Error('--network runs the viewers on a test network of their own, with the run\'s own origin and tracker: drop --stream/--tracker');
+  }
   const level = values.level === undefined ? undefined : Number(values.level);
   if (level !== undefined && !Number.isInteger(level)) throw new Error(`--level must be a rendition index, got "${values.level}"`);
   const stamp = now.toISOString().replace(/[:.]/g, '-').slice(0, 19);
@@ -85,10 +98,13 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     trackerUrl: values.tracker,
     level,
     sampleIntervalS: values['sample-interval'] === undefined ? undefined : positiveNumber('sample-interval', values['sample-interval'], 5),
+    network: values.network,
   };
 }
 
 /** Upper bound on a whole CLI run: each engine's duration plus start-up and collection. */
-export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers'>): number {
-  return options.engines.length * (options.durationS * 1000 + 60_000 + options.peers * 5_000) + 30_000;
+export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers' | 'network'>): number {
+  // A browser per viewer (--network) starts in a few seconds each on a busy machine.
+  const perViewerMs = options.network === undefined ? 5_000 : 12_000;
+  return options.engines.length * (options.durationS * 1000 + 60_000 + options.peers * perViewerMs) + 30_000;
 }

@@ -3,6 +3,8 @@
 import { spawnSync } from 'node:child_process';
 
 const marker = 'SHOAL_SWARM_IN_NETNS';
+/** Set to the namespace's inode inside it (see viewer-networks.ts, which checks it). */
+const privateNetnsVariable = 'SHOAL_PRIVATE_NETNS';
 
 /**
  * Returns the child's exit status when it re-ran itself in a namespace, or null when the caller
@@ -14,7 +16,7 @@ export function reexecInLoopbackNamespace(log: (line: string) => void): number |
     log('shoal swarm: network namespaces unavailable (need root or user namespaces); running on the host network');
     return null;
   }
-  const result = spawnSync('unshare', ['--net', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.argv.slice(1)], {
+  const result = spawnSync('unshare', ['--net', 'sh', '-c', `ip link set lo up && export ${privateNetnsVariable}=$(stat -L -c %i /proc/self/ns/net) && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, [marker]: '1' },
   });

@@ -1,5 +1,6 @@
 // report.html: one self-contained page (inline CSS and SVG, no scripts or external files) that
 // shows a swarm comparison at a glance.
+import type { DirectionReport, NetworkReport } from './link-report.js';
 import type { PeerReport, RunReport, SwarmReport } from './report.js';
 
 const engineColors: Record<string, string> = { shoal: '#1f77b4', 'p2p-media-loader': '#9467bd', http: '#7f7f7f' };
@@ -130,6 +131,17 @@ function stallTimeline(run: RunReport, maxT: number): string {
   return `<svg viewBox="0 0 ${labelWidth + axisWidth + 30} ${height}" role="img" aria-label="stalls on a timeline">${rows}${ticks}</svg>`;
 }
 
+/** Each viewer's shaped link: cap, mean and busiest window each way (the evidence the shaping held). */
+function networkTable(network: NetworkReport): string {
+  const kbit = (bitsPerS: number | null) => (bitsPerS === null ? '∞' : String(Math.round(bitsPerS / 1000)));
+  const cells = (side: DirectionReport) =>
+    `<td>${kbit(side.capBitsPerS)}</td><td>${kbit(side.meanBitsPerS)}</td><td>${kbit(side.peakBitsPerS)}</td><td>${side.peakOfCap === null ? '–' : percent(side.peakOfCap)}</td><td>${side.fullS} s</td>`;
+  const rows = network.viewers.map((viewer) => `<tr><th>${escapeHtml(viewer.id)} <small>${escapeHtml(viewer.address)}</small></th>${cells(viewer.up)}${cells(viewer.down)}</tr>`).join('');
+  const head = '<th>cap</th><th>mean</th><th>peak</th><th>peak/cap</th><th>full</th>';
+  return `<p>Network <b>${escapeHtml(network.profile)}</b>: ${escapeHtml(network.description)}. Uplinks are multiples of ${Math.round(network.bitrateBitsPerS / 1000)} kbit/s; uplink queue ${network.uplinkQueueMs} ms, downlink queue ${network.downlinkQueueMs} ms (tc tbf); latency: ${escapeHtml(network.latencyModel)}. <span class="${network.shapingHeld ? 'ok' : 'bad'}">Shaping ${network.shapingHeld ? 'held' : 'DID NOT HOLD'}</span> (no 5-s window above 110% of a cap). kbit/s of Ethernet frames, as the kernel counted them.</p>
+<table class="summary"><thead><tr><th></th><th colspan="5">uplink</th><th colspan="5">downlink</th></tr><tr><th>viewer</th>${head}${head}</tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 export function renderReportHtml(report: SwarmReport): string {
   const maxBytes = Math.max(1, ...report.runs.flatMap((run) => run.perPeer.map((peer) => peer.httpBytes + peer.p2pBytes)));
   const maxT = Math.max(1, ...report.runs.map((run) => run.durationS));
@@ -141,7 +153,7 @@ export function renderReportHtml(report: SwarmReport): string {
     .map(
       (run) => `<section><h3 style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</h3>
 <div class="pair"><figure><figcaption>bytes per viewer by source</figcaption>${bytesChart(run, maxBytes)}</figure>
-<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure></div></section>`,
+<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure></div>${run.network ? networkTable(run.network) : ''}</section>`,
     )
     .join('\n');
   return `<!doctype html>

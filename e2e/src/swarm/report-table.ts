@@ -1,4 +1,5 @@
 // The compact terminal view of a swarm report: one row per engine run.
+import { renderNetworkLines } from './link-report.js';
 import type { RunReport, SwarmReport } from './report.js';
 
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
@@ -34,5 +35,6 @@ export function renderReportTable(report: SwarmReport): string {
   if (report.validity) lines.push(`${report.validity.valid ? 'valid' : 'NOT VALID'}: ${report.validity.reason}`);
   else lines.push('no HTTP-only baseline in this run: QoE figures have nothing to compare with');
   for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);
+  for (const run of report.runs) if (run.network) lines.push(`${run.engine}: ${renderNetworkLines(run.network).join('\n')}`);
   return lines.join('\n');
 }

@@ -17,6 +17,7 @@ import {
   type OffloadPoint,
   type TimelinePoint,
 } from './metrics.js';
+import { summarizeNetwork, type NetworkRecord, type NetworkReport } from './link-report.js';
 import type { Scenario } from './scenarios.js';
 import type { EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 
@@ -42,6 +43,8 @@ export interface RunRecord {
   loadAverage: { before: number; peak: number };
   /** Our tracker's /stats.json at the end of the run (null for an external tracker). */
   trackerStats: Record<string, unknown> | null;
+  /** The viewers' shaped links (null: all on loopback, unshaped). */
+  network?: NetworkRecord | null;
 }
 
 export interface PeerReport {
@@ -106,6 +109,8 @@ export interface RunReport {
   hlsWorker: boolean | null;
   loadAverage: { before: number; peak: number };
   trackerStats: Record<string, unknown> | null;
+  /** Each viewer's link and what it carried (null: all viewers on loopback, unshaped). */
+  network: NetworkReport | null;
   notes: string[];
   perPeer: PeerReport[];
 }
@@ -220,6 +225,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     hlsWorker,
     loadAverage: record.loadAverage,
     trackerStats: record.trackerStats,
+    network: record.network ? summarizeNetwork(record.network) : null,
     notes,
     perPeer,
   };

@@ -1,5 +1,7 @@
 // The swarm runner: for each engine, a fresh origin and tracker, N Chromium viewers joining as the
-// scenario says, sampling while they play, then the report. One browser, one context per viewer.
+// scenario says, sampling while they play, then the report. Without a network profile: one browser,
+// one context per viewer, all on loopback. With one (--network): one browser per viewer, each in
+// its own network namespace with its link shaped as the profile says (viewer-networks.ts).
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -7,7 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumLaunchOptions } from '../chromium.js';
+import { networkProfile, viewerLink, type NetworkProfile } from '../network-profiles.js';
 import { startOrigin, type Origin } from '../origin.js';
+import { sampleMediaSpec } from '../sample-media.js';
 import { startStaticServer, type StaticServer } from '../static-server.js';
 import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js';
 import type { TimelinePoint } from './metrics.js';
@@ -15,6 +19,8 @@ import { buildSwarmReport, summarizeRun, type RunRecord, type RunReport, type Sw
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
+import type { ViewerLinkRecord } from './link-report.js';
+import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type ViewerNamespace } from './viewer-networks.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
 import type { EngineName } from './viewer-snapshot.js';
 
@@ -34,6 +40,11 @@ export interface SwarmOptions {
   level?: number;
   /** Seconds between samples of every viewer; default 5 (2 for runs under a minute). */
   sampleIntervalS?: number;
+  /**
+   * A network profile (../network-profiles.ts): each viewer its own Chromium in its own network
+   * namespace, its link shaped as the profile says. Default: one Chromium on loopback, unshaped.
+   */
+  network?: string;
   log?: (line: string) => void;
   /** The command line, recorded in the report. */
   command?: string;
@@ -61,6 +72,18 @@ export async function launchSwarmBrowser(): Promise<Browser> {
   return chromium.launch({ ...launch, args: [...launch.args, '--mute-audio'] });
 }
 
+/** The bitrate a profile's uplink multiples apply to: the pinned rendition's, else the top one's. */
+export function sampleStreamBitrate(level = -1): number {
+  const renditions = sampleMediaSpec.renditions;
+  const rendition = renditions[level >= 0 && level < renditions.length ? level : renditions.length - 1]!;
+  return (rendition.videoKbps + sampleMediaSpec.audioKbps) * 1000;
+}
+
+/** Where the viewers run: one shared browser on loopback, or shaped namespaces of their own. */
+type Stage =
+  | { kind: 'loopback'; browser: Browser }
+  | { kind: 'shaped'; networks: ViewerNetworks; profile: NetworkProfile; bitrateBitsPerS: number };
+
 /** Runs every engine of the comparison and returns (and, with outDir, writes) the report. */
 export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   const scenario = typeof options.scenario === 'string' ? scenarioByName(options.scenario) : options.scenario;
@@ -68,15 +91,26 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   if (!(options.durationS > 0)) throw new Error(`durationS must be positive, got ${options.durationS}`);
   if (options.engines.length === 0) throw new Error('engines must name at least one engine');
   const log = options.log ?? (() => {});
-  const browser = await launchSwarmBrowser();
+  const profile = options.network === undefined ? null : networkProfile(options.network);
+  if (profile && (options.streamUrl || options.trackerUrl)) {
+    throw new Error('a network profile needs the run\'s own origin and tracker (on the viewers\' test network): drop --stream/--tracker');
+  }
+  let stage: Stage | undefined;
   let pages: StaticServer | undefined;
   try {
-    pages = await startStaticServer({ mounts: viewerPageMounts() });
+    if (profile) {
+      const bitrateBitsPerS = sampleStreamBitrate(options.level);
+      stage = { kind: 'shaped', networks: await ViewerNetworks.create({ log }), profile, bitrateBitsPerS };
+      log(`network ${profile.name}: ${profile.description}; uplink multiples of ${bitrateBitsPerS / 1000} kbit/s`);
+    } else {
+      stage = { kind: 'loopback', browser: await launchSwarmBrowser() };
+    }
+    pages = await startStaticServer({ mounts: viewerPageMounts(), host: hubHost(stage) });
     const runs: RunReport[] = [];
     for (const [index, engine] of options.engines.entries()) {
       if (index > 0) await sleep(2_000); // let the previous run's processes wind down
       log(`== ${engine}: ${scenario.name}, ${options.peers} viewers, ${options.durationS} s`);
-      const record = await runEngine(browser, pages, scenario, engine, options, log);
+      const record = await runEngine(stage, pages, scenario, engine, options, log);
       runs.push(summarizeRun(record));
     }
     const report = buildSwarmReport(runs, {
@@ -92,9 +126,12 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
     return report;
   } finally {
     await pages?.close();
-    await browser.close().catch(() => {});
+    if (stage?.kind === 'loopback') await stage.browser.close().catch(() => {});
+    if (stage?.kind === 'shaped') await stage.networks.destroy();
   }
 }
+
+const hubHost = (stage: Stage) => (stage.kind === 'shaped' ? stage.networks.hubAddress : undefined);
 
 /** The tracker's own /stats.json totals: proof that the engine's peers met through it. */
 async function readTrackerStats(httpUrl: string): Promise<Record<string, unknown> | null> {
@@ -108,7 +145,7 @@ async function readTrackerStats(httpUrl: string): Promise<Record<string, unknown
 }
 
 async function runEngine(
-  browser: Browser,
+  stage: Stage,
   pages: StaticServer,
   scenario: Scenario,
   engine: EngineName,
@@ -119,9 +156,12 @@ async function runEngine(
   let tracker: TrackerProcess | null = null;
   const viewers: ViewerSession[] = [];
   const endedAtMs = new Map<string, number>();
+  // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
+  const slots = new Map<number, { namespace: ViewerNamespace; browser: Browser; linkRecord: ViewerLinkRecord }>();
   try {
-    if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize });
-    if (!options.trackerUrl) tracker = await startTrackerProcess();
+    const host = hubHost(stage);
+    if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize, host });
+    if (!options.trackerUrl) tracker = await startTrackerProcess({ host });
     const streamUrl = options.streamUrl ?? `${origin!.url}/${scenario.stream}/master.m3u8`;
     const trackerUrl = options.trackerUrl ?? tracker!.url;
     const viewerUrl = (p2p: boolean) => {
@@ -137,17 +177,42 @@ async function runEngine(
       return `${pages.url}/swarm-viewer.html?${query}`;
     };
     const p2pOff = p2pOffViewers(scenario, options.peers);
+    let startedAtMs = Date.now();
+    const prepareSlot = async (index: number) => {
+      if (stage.kind !== 'shaped') throw new Error('no namespaces without a network profile');
+      const link = viewerLink(stage.profile, index, stage.bitrateBitsPerS);
+      const namespace = await stage.networks.add(link);
+      const browser = await stage.networks.launchBrowser(namespace, { args: ['--mute-audio'] });
+      const [counters] = stage.networks.counters().slice(namespace.index);
+      const tS = Math.max(0, (Date.now() - startedAtMs) / 1000);
+      const linkRecord: ViewerLinkRecord = { id: `v${index}`, address: namespace.address, link, samples: [{ tS, upBytes: counters?.upBytes ?? 0, downBytes: counters?.downBytes ?? 0 }] };
+      const slot = { namespace, browser, linkRecord };
+      slots.set(index, slot);
+      return slot;
+    };
     const join = async (index: number) => {
       const p2p = engine !== 'http' && !p2pOff.has(index % options.peers);
       const id = `v${index}`;
       try {
-        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p), log }));
+        const browser = stage.kind === 'loopback' ? stage.browser : (slots.get(index) ?? (await prepareSlot(index))).browser;
+        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p), log, ownBrowser: stage.kind === 'shaped' }));
       } catch (error) {
         log(`${id}: could not join: ${(error as Error).message}`);
       }
     };
+    if (stage.kind === 'shaped') {
+      // Chromium takes a second or more to start on a busy machine: start them all before the
+      // clock, so that the joins keep the scenario's schedule.
+      log(`  starting ${options.peers} browsers, each in its own network namespace`);
+      for (let index = 0; index < options.peers; index += 1) await prepareSlot(index);
+      startedAtMs = Date.now();
+      const counters = stage.networks.counters();
+      for (const slot of slots.values()) {
+        const counted = counters[slot.namespace.index]!;
+        slot.linkRecord.samples = [{ tS: 0, upBytes: counted.upBytes, downBytes: counted.downBytes }];
+      }
+    }
 
-    const startedAtMs = Date.now();
     const endAtMs = startedAtMs + options.durationS * 1000;
     const intervalMs = (options.sampleIntervalS ?? (options.durationS < 60 ? 2 : 5)) * 1000;
     const joins = joinOffsetsMs(scenario, options.peers, options.durationS).map((offsetMs, index) => ({ atMs: startedAtMs + offsetMs, index }));
@@ -165,7 +230,19 @@ async function runEngine(
       const originBytes = origin ? origin.stats().segments.bytes : clientHttp;
       return { delivered, originBytes };
     };
+    const sampleLinks = () => {
+      if (stage.kind !== 'shaped') return;
+      const counters = stage.networks.counters();
+      const tS = Math.round((Date.now() - startedAtMs) / 100) / 10;
+      for (const [index, slot] of slots) {
+        const viewer = viewers.find((candidate) => candidate.index === index);
+        if (viewer?.leftAtMs != null) continue; // it left: its link is idle from then on
+        const counted = counters[slot.namespace.index]!;
+        slot.linkRecord.samples.push({ tS, upBytes: counted.upBytes, downBytes: counted.downBytes });
+      }
+    };
     const recordSample = async () => {
+      sampleLinks();
       const { delivered, originBytes } = await sampleAll();
       const tS = Math.round((Date.now() - startedAtMs) / 100) / 10;
       timeline.push({ tS, originSegmentBytes: originBytes, deliveredBytes: delivered });
@@ -192,7 +269,7 @@ async function runEngine(
       }
       if (now >= nextSampleMs) {
         await recordSample();
-        nextSampleMs += intervalMs;
+        while (nextSampleMs <= Date.now()) nextSampleMs += intervalMs; // a slow join or sample skips, never bunches, samples
       }
       const nextEventMs = Math.min(joins[0]?.atMs ?? Infinity, nextChurnMs, nextSampleMs, endAtMs);
       await sleep(Math.max(10, Math.min(250, nextEventMs - Date.now())));
@@ -225,9 +302,27 @@ async function runEngine(
       timeline,
       loadAverage,
       trackerStats,
+      network:
+        stage.kind === 'shaped'
+          ? {
+              profile: stage.profile.name,
+              description: stage.profile.description,
+              bitrateBitsPerS: stage.bitrateBitsPerS,
+              uplinkQueueMs: stage.profile.uplinkQueueMs,
+              downlinkQueueMs: DOWNLINK_QUEUE_MS,
+              latencyModel: LATENCY_MODEL,
+              viewers: [...slots.values()].map((slot) => slot.linkRecord),
+            }
+          : null,
     };
   } finally {
     await Promise.all(viewers.map((viewer) => viewer.close()));
+    if (stage.kind === 'shaped') {
+      for (const slot of slots.values()) {
+        await slot.browser.close().catch(() => {});
+        await stage.networks.remove(slot.namespace);
+      }
+    }
     await tracker?.close();
     await origin?.close();
   }

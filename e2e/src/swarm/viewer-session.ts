@@ -35,7 +35,17 @@ const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, what: string): P
     );
   });
 
-export async function openViewer(browser: Browser, options: { id: string; index: number; p2p: boolean; url: string; log?: (line: string) => void }): Promise<ViewerSession> {
+export interface OpenViewerOptions {
+  id: string;
+  index: number;
+  p2p: boolean;
+  url: string;
+  log?: (line: string) => void;
+  /** The browser is this viewer's alone (its own network namespace): leaving closes it. */
+  ownBrowser?: boolean;
+}
+
+export async function openViewer(browser: Browser, options: OpenViewerOptions): Promise<ViewerSession> {
   // Camera/microphone permission makes Chromium offer host (loopback) ICE candidates; no device opens.
   const context: BrowserContext = await browser.newContext({
     permissions: ['camera', 'microphone'],
@@ -71,7 +81,7 @@ export async function openViewer(browser: Browser, options: { id: string; index:
       await session.close();
     },
     async close() {
-      await withTimeout(context.close(), 10_000, `${options.id} close`).catch((error: Error) => options.log?.(`${options.id}: ${error.message}`));
+      await withTimeout(options.ownBrowser ? browser.close() : context.close(), 10_000, `${options.id} close`).catch((error: Error) => options.log?.(`${options.id}: ${error.message}`));
     },
   };
   await withTimeout(page.goto(options.url, { waitUntil: 'domcontentloaded' }), 20_000, `${options.id} page load`);
