@@ -16,7 +16,8 @@ const cliPath = fileURLToPath(new URL('../../tracker/bin/shoal-tracker.js', impo
 /** `cli`: another install's shoal-tracker.js (the consumer test runs the one npm installed from the tarball). */
 export async function startTrackerProcess(options: { host?: string; port?: number; args?: string[]; cli?: string } = {}): Promise<TrackerProcess> {
   const host = options.host ?? '127.0.0.1';
-  const child = spawn(process.execPath, [options.cli ?? cliPath, '--host', host, '--port', String(options.port ?? 0), ...(options.args ?? [])], {
+  // No drain period on SIGTERM: nothing balances load in front of a test's tracker.
+  const child = spawn(process.execPath, [options.cli ?? cliPath, '--host', host, '--port', String(options.port ?? 0), '--drain-sec', '0', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

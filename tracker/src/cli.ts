@@ -5,7 +5,9 @@
 import { DEFAULT_OPTIONS, loadCliOptions, usage } from './config.js';
 import { createLogger } from './logger.js';
 import { raiseOpenFilesLimit } from './open-files-limit.js';
+import { availableParallelism } from 'node:os';
 import { startTracker } from './server.js';
+import { startWorkers } from './workers.js';
 import { loadUws } from './uws-loader.js';
 import { TRACKER_VERSION } from './version.js';
 
@@ -42,9 +44,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   const limit = raiseOpenFilesLimit();
   logger.info('open files limit', { soft: Number.isFinite(limit.soft) ? limit.soft : String(limit.soft), hard: Number.isFinite(limit.hard) ? limit.hard : String(limit.hard), note: limit.note });
 
-  let tracker;
+  // One thread per core unless told otherwise; one thread runs without a cluster of threads.
+  const threads = (cli.options.workers ?? 0) === 0 ? availableParallelism() : cli.options.workers!;
+  let tracker: { url: string; reloadAllowList?: () => number; reloadCertificate?: () => Promise<void>; reload?: () => void; drain(): Promise<void>; close(): Promise<void> };
   try {
-    tracker = await startTracker(cli.options, { logger });
+    tracker = threads > 1 ? await startWorkers({ ...cli.options, workers: threads }, { logger }) : await startTracker(cli.options, { logger });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     logger.error('cannot start', { error: message, config: cli.configFile });
@@ -55,13 +59,14 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.stdout.write(`listening ${tracker.url}\n`);
 
   process.on('SIGHUP', () => {
+    if (tracker.reload) return tracker.reload();
     try {
-      tracker.reloadAllowList();
+      tracker.reloadAllowList?.();
     } catch (error) {
       // A bad edit must not take the tracker down: keep the previous list and say why.
       logger.error('allow-list reload failed, keeping the previous list', { error: error instanceof Error ? error.message : String(error) });
     }
-    tracker.reloadCertificate().catch((error: unknown) => {
+    tracker.reloadCertificate?.().catch((error: unknown) => {
       logger.error('certificate reload failed, keeping the previous certificate', { error: error instanceof Error ? error.message : String(error) });
     });
   });
@@ -72,7 +77,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     force.unref();
     void stop().then(() => {
       clearTimeout(force);
-      process.exit(0);
+      if (threads === 1) process.exit(0);
+      // Worker threads holding uWS cannot end: the builds do not release their event loop, and
+      // Node aborts (or crashes) tearing such a thread down, which process.exit() does. Every
+      // socket is closed by now, so the process ends by the signal it was sent, as `kill`
+      // expects (systemd counts SIGTERM and SIGINT as a clean stop).
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
     });
   };
   process.once('SIGTERM', () => shutdown('SIGTERM', () => tracker.drain(), drainSec));

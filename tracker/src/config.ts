@@ -41,6 +41,9 @@ export const SETTINGS = {
   metricsPort: { kind: 'number', min: 0, doc: 'Port of the separate stats listener (with metricsHost; 0 picks one).' },
   drainSec: { kind: 'number', min: 0, doc: 'On SIGTERM, answer /health with 503 for this long while still serving, then close every socket.' },
   logLevel: { kind: 'string', doc: 'silent | error | warn | info | debug.' },
+  workers: { kind: 'number', min: 0, doc: 'Threads serving the port (the CLI; 0: one per core). Swarms span all threads.' },
+  redis: { kind: 'string', doc: 'redis://[:password@]host:port[/db] of a Redis or Valkey: join the cluster of tracker nodes that share it.' },
+  clusterLeaseSec: { kind: 'number', min: 2, doc: 'A cluster node silent this long is gone: the others drop its peers.' },
 } satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -65,6 +68,10 @@ export interface TrackerOptions extends EngineOptions {
   metricsPort: number | null;
   drainSec: number;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  /** Worker threads (CLI and startWorkers; startTracker itself runs on the calling thread); 0: one per core. */
+  workers: number;
+  redis: string | null;
+  clusterLeaseSec: number;
   /** Programmatic only: decides each join (see AnnounceFilter). */
   filter?: AnnounceFilter | undefined;
   /** Programmatic only: uWebSockets.js builds to try, in order (defaults to UWS_CANDIDATES). */
@@ -97,6 +104,9 @@ export const DEFAULT_OPTIONS: Readonly<TrackerOptions> = {
   metricsPort: null,
   drainSec: 5,
   logLevel: 'info',
+  workers: 0,
+  redis: null,
+  clusterLeaseSec: 10,
 };
 
 export class ConfigError extends Error {
@@ -123,12 +133,15 @@ function coerce(name: SettingName, raw: unknown, source: string): unknown {
       if (raw === null) return null;
       if (typeof raw !== 'string' || raw === '') throw bad('a non-empty string');
       if (name === 'logLevel' && !LOG_LEVELS.includes(raw)) throw bad(LOG_LEVELS.join(' | '));
+      if (name === 'redis' && !/^rediss?:\/\/[^/]/.test(raw)) throw bad('a redis://host:port (or rediss://) URL');
       return raw;
     case 'number': {
+      if (raw === null && (DEFAULT_OPTIONS as unknown as Record<string, unknown>)[name] === null) return null;
       const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
       if (typeof value !== 'number' || !Number.isFinite(value)) throw bad('a number');
       if (setting.min !== undefined && value < setting.min) throw bad(`at least ${setting.min}`);
       if ((name === 'port' || name === 'metricsPort') && (value > 65535 || !Number.isInteger(value))) throw bad('an integer port 0-65535');
+      if (name === 'workers' && (value > 256 || !Number.isInteger(value))) throw bad('a whole number of threads, 0-256');
       return value;
     }
     case 'boolean':

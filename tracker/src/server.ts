@@ -10,6 +10,11 @@ import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { readOpenFilesLimit } from './open-files-limit.js';
 import { clientIp } from './client-ip.js';
+import { ClusterMembership, type AddressableConnection, type ClusterBus } from './cluster-membership.js';
+import { RedisBus, redactUrl } from './redis-bus.js';
+import { ThreadBus } from './thread-bus.js';
+import { mergeThreadStats, type SiblingStats } from './worker-stats.js';
+import { hostname } from 'node:os';
 import { findFreePort } from './free-port.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { EventLoopMonitor, countOpenFds } from './process-metrics.js';
@@ -44,6 +49,8 @@ export interface RunningTracker {
 
 export interface StartDependencies {
   logger?: Logger;
+  /** Set by the worker-thread entry: this thread joins its siblings' cluster over a ThreadBus. */
+  thread?: { namespace: string; nodeId: string; threads: number; siblingStats: SiblingStats };
 }
 
 /** A connection on a uWS socket. */
@@ -52,8 +59,12 @@ interface SocketData {
   connection: UwsConnection;
 }
 
-class UwsConnection extends Connection {
+let nextConnectionId = 1;
+
+class UwsConnection extends Connection implements AddressableConnection {
   ws: WebSocket<SocketData> | null = null;
+  /** How other cluster nodes address this socket when they relay to it. */
+  readonly connectionId = nextConnectionId++ >>> 0;
   constructor(
     ip: string,
     origin: string,
@@ -62,9 +73,33 @@ class UwsConnection extends Connection {
     super(ip, origin);
   }
 
+  /** Frames held back until the cluster has heard of this socket's latest join or leave. */
+  private held: (string | Uint8Array)[] | null = null;
+  private holds = 0;
+
+  holdUntil(handedOver: Promise<void>): void {
+    this.holds++;
+    this.held ??= [];
+    void handedOver.finally(() => {
+      if (--this.holds > 0) return;
+      const frames = this.held ?? [];
+      this.held = null;
+      const ws = this.ws;
+      if (!ws) return;
+      ws.cork(() => {
+        for (const frame of frames) if (!this.send(frame)) break;
+      });
+    });
+  }
+
   send(frame: string | Uint8Array): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
+    if (this.held) {
+      // The bytes are only valid during this call.
+      this.held.push(typeof frame === 'string' ? frame : frame.slice());
+      return true;
+    }
     // 0: sent with nothing buffered; 1: sent but data is buffered; 2: dropped.
     const status = ws.send(frame, false);
     if (status !== 0 && (status === 2 || ws.getBufferedAmount() > this.limits.maxBackpressureBytes)) {
@@ -130,7 +165,9 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     }
   }
 
+
   const sockets = new Set<WebSocket<SocketData>>();
+  const connectionsById = new Map<number, UwsConnection>();
   const connectionsPerIp = new Map<string, number>();
   const rejected: RejectedConnections = { draining: 0, maxConnections: 0, maxConnectionsPerIp: 0, origin: 0 };
   const allowedOrigins = options.allowedOrigins.length > 0 ? new Set(options.allowedOrigins) : null;
@@ -141,6 +178,28 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   /** close() started: upgrades are refused. */
   let closed = false;
   const startedMs = Date.now();
+  let publicUrl = '';
+  let membership: ClusterMembership | null = null;
+  // Cluster: worker threads of this process share swarms over a ThreadBus, nodes on several
+  // machines over Redis (with --workers and --redis, each thread is a Redis node).
+  const thread = dependencies.thread;
+  const nodeId = thread?.nodeId ?? `${hostname()}/${process.pid}`;
+  let bus: (ClusterBus & { start(): void; close(): void }) | null = null;
+  let redisBus: RedisBus | null = null;
+  if (options.redis) {
+    redisBus = await RedisBus.connect({
+      url: options.redis,
+      nodeId: `${nodeId}/${Math.random().toString(36).slice(2, 8)}`,
+      leaseSec: options.clusterLeaseSec,
+      logger,
+      summary: () => ({ url: publicUrl, connections: sockets.size, peers: membership?.countLocal().peers ?? 0, startedMs }),
+    });
+    bus = redisBus;
+  } else if (thread) {
+    bus = new ThreadBus(thread.nodeId, thread.namespace);
+  }
+  if (bus) membership = new ClusterMembership(engine.registry, bus, (id) => connectionsById.get(id));
+  bus?.start();
   const rateWindow = new RateWindow();
   const announceLatency = new LatencyHistogram();
   const eventLoop = new EventLoopMonitor();
@@ -185,21 +244,56 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       fds: { open: countOpenFds(), max: limit.soft },
       eventLoopLag: eventLoop.lag(),
       announceLatency: announceLatency.snapshot(),
+      cluster: membership
+        ? {
+            nodeId: bus!.nodeId,
+            nodes: redisBus ? redisBus.clusterNodes.length : (thread?.threads ?? 1),
+            ...prefixed(membership.countLocal()),
+            relays: { ...membership.counters, sendFailures: redisBus?.failures ?? 0 },
+            redis: redisBus ? { ...redisBus.redisStatus, nodes: redisBus.clusterNodes } : null,
+          }
+        : null,
+      threads: 1,
     };
   };
+  /** This process's figures: this thread's, plus its sibling threads' when there are any. */
+  const processStats = async (): Promise<TrackerStats> => (thread ? mergeThreadStats(stats(), await thread.siblingStats.collect()) : stats());
+  thread?.siblingStats.answerWith(stats);
 
   const sendHttp = (res: HttpResponse, status: string, contentType: string, body: string) => {
     res.writeStatus(status).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-store').end(body);
   };
   const addStatsRoutes = (app: TemplatedApp) => {
-    app.get('/health', (res) => {
-      if (draining) sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
-      else sendHttp(res, '200 OK', 'application/json', '{"status":"ok"}');
-    });
+    app.get('/health', sendHealth);
     if (options.statsRoutes) {
-      app.get('/stats.json', (res) => sendHttp(res, '200 OK', 'application/json', JSON.stringify(stats())));
-      app.get('/metrics', (res) => sendHttp(res, '200 OK', 'text/plain; version=0.0.4', renderPrometheus(stats())));
+      app.get('/stats.json', (res) => respondLater(res, async () => ['application/json', JSON.stringify(await processStats())]));
+      app.get('/metrics', (res) => respondLater(res, async () => ['text/plain; version=0.0.4', renderPrometheus(await processStats())]));
     }
+  };
+  const sendHealth = (res: HttpResponse) => {
+    if (draining) return sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
+    const redis = redisBus?.redisStatus;
+    // Without Redis the node still serves its own peers: it says so, and stays in rotation.
+    if (redis && !redis.up) {
+      return sendHttp(res, '200 OK', 'application/json', JSON.stringify({ status: 'degraded', redis: 'down', since: new Date(redis.sinceMs).toISOString(), error: redis.lastError }));
+    }
+    sendHttp(res, '200 OK', 'application/json', redis ? '{"status":"ok","redis":"up"}' : '{"status":"ok"}');
+  };
+  /** Answers once `produce` resolves, unless the client went away meanwhile. */
+  const respondLater = (res: HttpResponse, produce: () => Promise<[string, string]>) => {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    produce().then(
+      ([contentType, body]) => {
+        if (!aborted) res.cork(() => sendHttp(res, '200 OK', contentType, body));
+      },
+      (error: unknown) => {
+        logger.error('stats failed', { error: error instanceof Error ? error.message : String(error) });
+        if (!aborted) res.cork(() => sendHttp(res, '500 Internal Server Error', 'text/plain', 'stats failed\n'));
+      },
+    );
   };
   const separateMetrics = options.metricsHost !== null && options.metricsPort !== null;
 
@@ -234,6 +328,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
         connection.ws = ws;
         engine.handleOpen(connection, Date.now());
         sockets.add(ws);
+        connectionsById.set(connection.connectionId, connection);
         connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
         connectionsOpened++;
       },
@@ -258,13 +353,14 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
         connection.ws = null;
         engine.handleClose(connection);
         sockets.delete(ws);
+        connectionsById.delete(connection.connectionId);
         const count = (connectionsPerIp.get(connection.ip) ?? 1) - 1;
         if (count > 0) connectionsPerIp.set(connection.ip, count);
         else connectionsPerIp.delete(connection.ip);
       },
     });
     if (!separateMetrics) addStatsRoutes(app);
-    else app.get('/health', (res) => sendHttp(res, draining ? '503 Service Unavailable' : '200 OK', 'application/json', draining ? '{"status":"draining"}' : '{"status":"ok"}'));
+    else app.get('/health', sendHealth);
     app.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker: connect with a WebSocket (ws:// or wss://)\n'));
     return app;
   };
@@ -282,6 +378,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     metricsUrl = `http://${hostForUrl(options.metricsHost)}:${metricsPort}`;
   }
   const url = `${options.cert ? 'wss' : 'ws'}://${hostForUrl(options.host)}:${port}`;
+  publicUrl = url;
 
   const expiryTimer = setInterval(() => {
     const removed = engine.expire(Date.now());
@@ -292,7 +389,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   expiryTimer.unref();
   rateTimer.unref();
 
-  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert), metrics: metricsUrl });
+  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert), metrics: metricsUrl, node: bus?.nodeId, redis: options.redis ? redactUrl(options.redis) : undefined });
 
   const reloadCertificate = async (): Promise<void> => {
     if (!options.cert || !options.key || closed) return;
@@ -319,6 +416,9 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       if (metricsSocket) uws.us_listen_socket_close(metricsSocket);
       const open = sockets.size;
       for (const ws of [...sockets]) ws.getUserData().connection.close(CLOSE_GOING_AWAY, 'tracker shutting down');
+      // After the sockets: their peers' leaves still go out; then one goodbye covers the rest.
+      membership?.leave();
+      bus?.close();
       logger.info('closed', { socketsClosed: open });
       // Close handlers run inside end(); one tick lets uWS flush the close frames.
       setImmediate(resolve);
@@ -346,6 +446,10 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     drain,
     close,
   };
+}
+
+function prefixed(counts: { peers: number; seeders: number }): { localPeers: number; localSeeders: number } {
+  return { localPeers: counts.peers, localSeeders: counts.seeders };
 }
 
 function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {

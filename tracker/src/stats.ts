@@ -1,6 +1,8 @@
 // The figures an operator watches: /stats.json as one JSON object, /metrics in Prometheus text format.
 
+import type { MembershipCounters } from './cluster-membership.js';
 import type { HistogramSnapshot } from './latency-histogram.js';
+import type { ClusterNode, RedisStatus } from './redis-bus.js';
 import type { EventLoopLag } from './process-metrics.js';
 import type { EngineCounters } from './tracker-engine.js';
 
@@ -40,6 +42,24 @@ export interface TrackerStats {
   eventLoopLag: EventLoopLag;
   /** Time to handle one announce inside the tracker (parse, swarm update, response and offers written). */
   announceLatency: HistogramSnapshot;
+  /**
+   * With worker threads or Redis: `swarms`/`peers`/`seeders`/`leechers` above count the whole
+   * cluster (each peer once, on every node); `localPeers` are the peers whose sockets this node
+   * (this process) holds, which sum across nodes to `peers`.
+   */
+  cluster: ClusterStats | null;
+  /** Worker threads serving this process's port (1 without workers). */
+  threads: number;
+}
+
+export interface ClusterStats {
+  nodeId: string;
+  /** Nodes with a live lease (Redis), or this process's worker threads. */
+  nodes: number;
+  localPeers: number;
+  localSeeders: number;
+  relays: MembershipCounters & { sendFailures: number };
+  redis: (RedisStatus & { nodes: ClusterNode[] }) | null;
 }
 
 /** Keeps the counters seen a few seconds ago so rates cover a short window, not all time. */
@@ -132,6 +152,21 @@ export function renderPrometheus(stats: TrackerStats): string {
   metric('shoal_tracker_build_info', 'gauge', 'The running build; always 1.', [
     [`{version="${label(stats.version)}",node="${label(stats.node)}",uws="${label(stats.uws)}"}`, 1],
   ]);
+  const cluster = stats.cluster;
+  if (cluster) {
+    metric('shoal_tracker_cluster_nodes', 'gauge', 'Tracker nodes in the cluster (live leases, or worker threads).', [['', cluster.nodes]]);
+    metric('shoal_tracker_local_peers', 'gauge', "Peers whose sockets this node holds (shoal_tracker_peers counts the cluster's).", [['', cluster.localPeers]]);
+    metric('shoal_tracker_cluster_messages_total', 'counter', 'Messages between nodes, by kind.', [
+      ['{kind="join_sent"}', cluster.relays.joinsSent],
+      ['{kind="leave_sent"}', cluster.relays.leavesSent],
+      ['{kind="relay_sent"}', cluster.relays.relaysSent],
+      ['{kind="relay_received"}', cluster.relays.relaysReceived],
+      ['{kind="relay_undeliverable"}', cluster.relays.relaysUndeliverable],
+      ['{kind="send_failed"}', cluster.relays.sendFailures],
+    ]);
+    metric('shoal_tracker_cluster_nodes_lost_total', 'counter', 'Nodes forgotten (left, or lease expired).', [['', cluster.relays.nodesLost]]);
+    if (cluster.redis) metric('shoal_tracker_redis_up', 'gauge', '1 while Redis is reachable.', [['', cluster.redis.up ? 1 : 0]]);
+  }
   histogram(lines, 'shoal_tracker_announce_duration_seconds', 'Time to handle one announce inside the tracker.', stats.announceLatency);
   return `${lines.join('\n')}\n`;
 }

@@ -75,6 +75,13 @@ export class SwarmRegistry<Owner> {
 
   /** Called whenever a peer leaves a swarm for any reason (stopped, expiry, owner closed). */
   onPeerRemoved: ((peer: PeerEntry<Owner>) => void) | null = null;
+  /** Called when a peer joins, changes owner, or becomes complete (what other nodes must learn). */
+  onPeerChanged: ((peer: PeerEntry<Owner>) => void) | null = null;
+  /**
+   * Peers for which this returns true are never expired here (their liveness is another node's
+   * to judge): an expiry sweep moves them to the newest end instead.
+   */
+  expiresElsewhere: ((peer: PeerEntry<Owner>) => boolean) | null = null;
 
   counts(): RegistryCounts {
     return {
@@ -138,10 +145,13 @@ export class SwarmRegistry<Owner> {
       this.peerCount++;
       this.appendNewest(peer);
       joined = true;
+      this.onPeerChanged?.(peer);
     } else {
+      let changed = false;
       if (peer.owner !== input.owner) {
         replacedOwner = peer.owner;
         peer.owner = input.owner;
+        changed = true;
       }
       if (!peer.complete && (input.left === 0 || input.event === 'completed')) {
         peer.complete = true;
@@ -149,8 +159,10 @@ export class SwarmRegistry<Owner> {
         swarm.incomplete--;
         swarm.downloaded++;
         this.seederCount++;
+        changed = true;
       }
       this.touch(peer, input.nowMs);
+      if (changed) this.onPeerChanged?.(peer);
     }
     return { swarm, peer, joined, replacedOwner };
   }
@@ -213,8 +225,16 @@ export class SwarmRegistry<Owner> {
   /** Removes every peer whose last announce is older than `cutoffMs`; returns how many. */
   expire(cutoffMs: number): number {
     let removed = 0;
+    const elsewhere = this.expiresElsewhere;
     while (this.oldest && this.oldest.lastSeenMs < cutoffMs) {
-      this.remove(this.oldest);
+      const peer = this.oldest;
+      if (elsewhere?.(peer)) {
+        // Moves it to the newest end, with the time the sweep reached it: at most one move per peer per timeout.
+        this.touch(peer, cutoffMs + 1);
+        if (this.oldest === peer) break;
+        continue;
+      }
+      this.remove(peer);
       removed++;
     }
     return removed;

@@ -1,9 +1,13 @@
 // The WebSocket protocol, spoken with raw messages, against our tracker and against
 // bittorrent-tracker's server side by side: where clients depend on a behaviour, both agree.
+// Ours runs three ways: one thread, `--workers 2` (peers land on either thread), and a cluster
+// of three nodes on a real redis-server (peers connect to the nodes in turn, so offers, answers
+// and counts cross nodes).
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WsPeer, binaryId, sdp, type Message } from './support/ws-peer.js';
 import { startReference, startShoal, type TestTracker } from './support/trackers.js';
+import { startCliTracker, startCluster } from './support/processes.js';
 
 const isResponse = (m: Message) => m.action === 'announce' && m.complete !== undefined;
 const isOffer = (m: Message) => m.action === 'announce' && m.offer !== undefined;
@@ -11,14 +15,18 @@ const isAnswer = (m: Message) => m.action === 'announce' && m.answer !== undefin
 
 const trackers: Record<string, () => Promise<TestTracker>> = {
   shoal: () => startShoal(),
+  'shoal --workers 2': () => startCliTracker(['--workers', '2']),
+  'shoal cluster of 3 on Redis': () => startCluster(3),
   'bittorrent-tracker': startReference,
 };
 
 describe.each(Object.keys(trackers))('protocol with %s', (name) => {
   let tracker: TestTracker;
   const peers: WsPeer[] = [];
+  let connections = 0;
   const connect = async () => {
-    const peer = await WsPeer.connect(tracker.url);
+    const urls = tracker.urls ?? [tracker.url];
+    const peer = await WsPeer.connect(urls[connections++ % urls.length]!);
     peers.push(peer);
     return peer;
   };
@@ -26,7 +34,7 @@ describe.each(Object.keys(trackers))('protocol with %s', (name) => {
 
   beforeAll(async () => {
     tracker = await trackers[name]!();
-  });
+  }, 20_000);
   afterEach(() => {
     for (const peer of peers.splice(0)) peer.close();
   });
@@ -135,8 +143,10 @@ describe.each(Object.keys(trackers))('protocol with %s', (name) => {
 describe('protocol details of the shoal tracker', () => {
   let tracker: Awaited<ReturnType<typeof startShoal>>;
   const peers: WsPeer[] = [];
+  let connections = 0;
   const connect = async () => {
-    const peer = await WsPeer.connect(tracker.url);
+    const urls = tracker.urls ?? [tracker.url];
+    const peer = await WsPeer.connect(urls[connections++ % urls.length]!);
     peers.push(peer);
     return peer;
   };

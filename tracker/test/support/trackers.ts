@@ -8,6 +8,8 @@ import type { TrackerOptions } from '../../src/config.js';
 export interface TestTracker {
   name: string;
   url: string;
+  /** Several entry points to one tracker (a cluster's nodes): tests connect to them in turn. */
+  urls?: string[];
   close(): Promise<void>;
 }
 

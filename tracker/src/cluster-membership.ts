@@ -1,0 +1,285 @@
+// Several tracker nodes (worker threads of one process, or processes on several machines) act
+// as one tracker. Each node keeps every swarm's full membership: its own peers, owned by its
+// sockets, and the other nodes' peers, owned by RemoteConnection stand-ins. An announce samples
+// offer targets from the whole swarm as before; sending to a stand-in relays the frame's bytes
+// to the node that holds the socket. Nodes tell each other only what changes membership (join,
+// completion, owner change, leave), never re-announces, so the traffic between nodes is the
+// relayed offers and answers plus one short message per join and per leave.
+//
+// The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
+// ClusterBus; this file knows no sockets and no Redis, like the engine it sits beside.
+
+import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
+import { Connection } from './tracker-engine.js';
+
+/** How nodes reach each other. Implementations frame messages with the sender's id. */
+export interface ClusterBus {
+  readonly nodeId: string;
+  /** To every other node; a promise (where the transport acknowledges) settles once it is handed over to all of them. */
+  broadcast(payload: Uint8Array): Promise<void> | void;
+  /** To one node. */
+  sendTo(nodeId: string, payload: Uint8Array): void;
+  /** Set by ClusterMembership: a payload from another node. */
+  onMessage: ((from: string, payload: Uint8Array) => void) | null;
+  /** Set by ClusterMembership: a node is gone (left, or its lease ran out). */
+  onNodeLost: ((nodeId: string) => void) | null;
+  /** Set by ClusterMembership: this node (re)joined the bus; others must learn its peers. */
+  onConnected: (() => void) | null;
+}
+
+const JOIN = 1;
+const LEAVE = 2;
+const RELAY = 3;
+const SYNC = 4;
+const HELLO = 5;
+const BYE = 6;
+/** What a node (or, for a thread that exited, the main thread on its behalf) sends when leaving. */
+export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
+const ID_BYTES = 20;
+const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
+
+/** A socket on another node, as this node's registry and engine see it. */
+export class RemoteConnection extends Connection {
+  constructor(
+    readonly nodeId: string,
+    readonly connectionId: number,
+    private readonly membership: ClusterMembership,
+  ) {
+    super('', '');
+  }
+
+  send(frame: string | Uint8Array): boolean {
+    this.membership.relay(this, frame);
+    return true;
+  }
+
+  /** Closing is the owning node's business; a stand-in has nothing to close. */
+  close(): void {}
+}
+
+/** A local connection the membership can address: the server gives each socket a number. */
+export interface AddressableConnection extends Connection {
+  readonly connectionId: number;
+  /**
+   * Holds frames to this socket until `handedOver` settles: a client told "you joined" can then
+   * rely on every node knowing it (its next message may reach another node).
+   */
+  holdUntil?(handedOver: Promise<void>): void;
+}
+
+export interface MembershipCounters {
+  joinsSent: number;
+  leavesSent: number;
+  relaysSent: number;
+  relaysReceived: number;
+  /** Relays for a socket that had closed meanwhile. */
+  relaysUndeliverable: number;
+  nodesLost: number;
+}
+
+export class ClusterMembership {
+  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0 };
+  private readonly remote = new Map<string, Map<number, RemoteConnection>>();
+  private localPeerCount = 0;
+  private localSeederCount = 0;
+  /** Whether the local counts must be recomputed (a membership change since the last count). */
+  private localDirty = true;
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly registry: SwarmRegistry<Connection>,
+    private readonly bus: ClusterBus,
+    /** The local socket with this number, if still open. */
+    private readonly localConnection: (connectionId: number) => AddressableConnection | undefined,
+  ) {
+    const engineRemoved = registry.onPeerRemoved;
+    registry.onPeerRemoved = (peer) => {
+      engineRemoved?.(peer);
+      this.peerRemoved(peer);
+    };
+    registry.onPeerChanged = (peer) => this.peerChanged(peer);
+    registry.expiresElsewhere = (peer) => peer.owner instanceof RemoteConnection;
+    bus.onMessage = (from, payload) => this.receive(from, payload);
+    bus.onNodeLost = (nodeId) => this.forgetNode(nodeId);
+    bus.onConnected = () => {
+      // Whoever missed our joins while we were away gets the whole list; we ask for theirs.
+      this.bus.broadcast(this.encodeSync());
+      this.bus.broadcast(Uint8Array.of(HELLO));
+    };
+  }
+
+  /** Other nodes this node currently holds peers of. */
+  get remoteNodes(): number {
+    return this.remote.size;
+  }
+
+  /** Tells the others this node is leaving, so they drop its peers now rather than at lease end. */
+  leave(): void {
+    this.bus.broadcast(LEAVING_PAYLOAD);
+  }
+
+  relay(target: RemoteConnection, frame: string | Uint8Array): void {
+    const bytes = typeof frame === 'string' ? this.encoder.encode(frame) : frame;
+    const payload = new Uint8Array(5 + bytes.length);
+    payload[0] = RELAY;
+    new DataView(payload.buffer).setUint32(1, target.connectionId);
+    payload.set(bytes, 5);
+    this.bus.sendTo(target.nodeId, payload);
+    this.counters.relaysSent++;
+  }
+
+  private peerChanged(peer: PeerEntry<Connection>): void {
+    if (peer.owner instanceof RemoteConnection) return;
+    this.hold(peer.owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(JOIN, peer)));
+    this.counters.joinsSent++;
+    this.localDirty = true;
+  }
+
+  private peerRemoved(peer: PeerEntry<Connection>): void {
+    const owner = peer.owner;
+    if (owner instanceof RemoteConnection) {
+      if (owner.swarmCount === 0) this.remote.get(owner.nodeId)?.delete(owner.connectionId);
+      return;
+    }
+    this.hold(owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(LEAVE, peer)));
+    this.counters.leavesSent++;
+    this.localDirty = true;
+  }
+
+  /**
+   * Peers and seeders owned by this node's sockets: the registry's counts minus the stand-ins'
+   * peers, recomputed (O(remote peers)) only when asked after a change, i.e. per stats request.
+   */
+  countLocal(): { peers: number; seeders: number } {
+    if (this.localDirty) {
+      let peers = 0;
+      let seeders = 0;
+      for (const connections of this.remote.values()) {
+        for (const connection of connections.values()) {
+          for (const peer of connection.allPeers()) {
+            peers++;
+            if (peer.complete) seeders++;
+          }
+        }
+      }
+      const all = this.registry.counts();
+      this.localPeerCount = all.peers - peers;
+      this.localSeederCount = all.seeders - seeders;
+      this.localDirty = false;
+    }
+    return { peers: this.localPeerCount, seeders: this.localSeederCount };
+  }
+
+  private hold(owner: AddressableConnection, handedOver: Promise<void> | void): void {
+    if (handedOver && !owner.closed) owner.holdUntil?.(handedOver);
+  }
+
+  private receive(from: string, payload: Uint8Array): void {
+    const type = payload[0];
+    const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    switch (type) {
+      case JOIN:
+        return this.applyJoin(from, view, 1);
+      case LEAVE: {
+        const { connectionId, infoHash, peerId } = decodeEntry(view, 1);
+        const peer = this.registry.getPeer(infoHash, peerId);
+        const owner = peer?.owner;
+        if (peer && owner instanceof RemoteConnection && owner.nodeId === from && owner.connectionId === connectionId) this.registry.remove(peer);
+        this.localDirty = true;
+        return;
+      }
+      case RELAY: {
+        this.counters.relaysReceived++;
+        const connection = this.localConnection(view.getUint32(1));
+        if (!connection || connection.closed) {
+          this.counters.relaysUndeliverable++;
+          return;
+        }
+        connection.send(payload.subarray(5));
+        return;
+      }
+      case SYNC: {
+        this.forgetNode(from, false);
+        for (let offset = 1; offset + ENTRY_BYTES <= payload.length; offset += ENTRY_BYTES) this.applyJoin(from, view, offset);
+        return;
+      }
+      case HELLO:
+        this.bus.sendTo(from, this.encodeSync());
+        return;
+      case BYE:
+        this.forgetNode(from);
+        return;
+    }
+  }
+
+  private applyJoin(from: string, view: DataView, offset: number): void {
+    const { connectionId, complete, infoHash, peerId } = decodeEntry(view, offset);
+    let nodeConnections = this.remote.get(from);
+    if (!nodeConnections) {
+      nodeConnections = new Map();
+      this.remote.set(from, nodeConnections);
+    }
+    let owner = nodeConnections.get(connectionId);
+    if (!owner) {
+      owner = new RemoteConnection(from, connectionId, this);
+      nodeConnections.set(connectionId, owner);
+    }
+    const result = this.registry.announce({ infoHash, peerId, owner, event: 'update', left: complete ? 0 : 1, nowMs: Date.now() });
+    const peer = result.peer!;
+    // The peer id reconnected through another node: our old socket no longer holds it.
+    if (result.replacedOwner && result.replacedOwner !== owner) {
+      const previous = result.replacedOwner;
+      previous.dropPeer(peer);
+      if (previous instanceof RemoteConnection && previous.swarmCount === 0) this.remote.get(previous.nodeId)?.delete(previous.connectionId);
+    }
+    owner.addPeer(peer);
+    this.localDirty = true;
+  }
+
+  /** Drops every peer a node held; `counted` is false when the node is only being re-synced. */
+  private forgetNode(nodeId: string, counted = true): void {
+    const connections = this.remote.get(nodeId);
+    if (!connections) return;
+    this.remote.delete(nodeId);
+    for (const connection of connections.values()) for (const peer of connection.allPeers()) this.registry.remove(peer);
+    if (counted) this.counters.nodesLost++;
+    this.localDirty = true;
+  }
+
+  private encodeEntry(type: number, peer: PeerEntry<Connection>): Uint8Array {
+    const payload = new Uint8Array(1 + ENTRY_BYTES);
+    payload[0] = type;
+    writeEntry(payload, 1, peer);
+    return payload;
+  }
+
+  /** Every peer owned here, for a node that (re)joined. */
+  private encodeSync(): Uint8Array {
+    const local: PeerEntry<Connection>[] = [];
+    for (const swarm of this.registry.swarms.values()) for (const peer of swarm.peers) if (!(peer.owner instanceof RemoteConnection)) local.push(peer);
+    const payload = new Uint8Array(1 + local.length * ENTRY_BYTES);
+    payload[0] = SYNC;
+    local.forEach((peer, i) => writeEntry(payload, 1 + i * ENTRY_BYTES, peer));
+    return payload;
+  }
+}
+
+function writeEntry(target: Uint8Array, offset: number, peer: PeerEntry<Connection>): void {
+  new DataView(target.buffer, target.byteOffset).setUint32(offset, (peer.owner as AddressableConnection).connectionId);
+  target[offset + 4] = peer.complete ? 1 : 0;
+  // info_hash and peer_id are binary strings: one byte per code point (0-255).
+  for (let i = 0; i < ID_BYTES; i++) {
+    target[offset + 5 + i] = peer.swarm.infoHash.charCodeAt(i);
+    target[offset + 5 + ID_BYTES + i] = peer.peerId.charCodeAt(i);
+  }
+}
+
+function decodeEntry(view: DataView, offset: number): { connectionId: number; complete: boolean; infoHash: string; peerId: string } {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  return {
+    connectionId: view.getUint32(offset),
+    complete: bytes[offset + 4] === 1,
+    infoHash: String.fromCharCode(...bytes.subarray(offset + 5, offset + 5 + ID_BYTES)),
+    peerId: String.fromCharCode(...bytes.subarray(offset + 5 + ID_BYTES, offset + 5 + ID_BYTES * 2)),
+  };
+}

@@ -1,0 +1,243 @@
+// The cluster bus between tracker nodes on several machines, on Redis (or Valkey) primitives only:
+// - pub/sub: one channel every node subscribes to (joins, leaves, syncs) and one per node
+//   (offers and answers relayed to a socket it holds);
+// - leases: each node keeps a key `<prefix>:lease:<node>` alive with an expiry; a node whose key
+//   expired is gone, and the others drop its peers. The key's value is the node's summary, which
+//   is how /stats.json lists the cluster.
+// When Redis is unreachable the node keeps serving its own peers; after a lease without Redis it
+// forgets the other nodes' peers (it can reach none of them), and on reconnection everyone
+// re-syncs.
+
+import { Redis } from 'ioredis';
+import type { ClusterBus } from './cluster-membership.js';
+import type { Logger } from './logger.js';
+
+export interface RedisBusOptions {
+  url: string;
+  nodeId: string;
+  leaseSec: number;
+  /** Key and channel prefix; several clusters can share a Redis under different prefixes. */
+  prefix?: string;
+  /** This node's summary, stored in its lease (JSON). */
+  summary: () => object;
+  logger: Logger;
+}
+
+export interface RedisStatus {
+  up: boolean;
+  /** Since when (ms) it has been in that state. */
+  sinceMs: number;
+  lastError: string | null;
+}
+
+export interface ClusterNode {
+  nodeId: string;
+  summary: Record<string, unknown>;
+}
+
+export class RedisBus implements ClusterBus {
+  onMessage: ((from: string, payload: Uint8Array) => void) | null = null;
+  onNodeLost: ((nodeId: string) => void) | null = null;
+  onConnected: (() => void) | null = null;
+  readonly nodeId: string;
+  private readonly prefix: string;
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly header: Buffer;
+  /** Nodes heard from (by message or lease) and not lost since. */
+  private readonly known = new Set<string>();
+  private nodes: ClusterNode[] = [];
+  private status: RedisStatus = { up: false, sinceMs: Date.now(), lastError: null };
+  private readonly leaseTimer: NodeJS.Timeout;
+  private publishFailures = 0;
+  private closed = false;
+
+  private constructor(private readonly options: RedisBusOptions) {
+    this.nodeId = options.nodeId;
+    this.prefix = options.prefix ?? 'shoal-tracker';
+    const id = Buffer.from(options.nodeId);
+    this.header = Buffer.concat([Buffer.of(id.length), id]);
+    const connection = {
+      lazyConnect: true,
+      // Fail fast while Redis is away: a relay that cannot be sent now is worthless later.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      enableAutoPipelining: true,
+      retryStrategy: (attempt: number) => Math.min(200 * attempt, 2000),
+    };
+    this.publisher = new Redis(options.url, { ...connection, connectionName: `shoal-tracker:${options.nodeId}` });
+    this.subscriber = new Redis(options.url, { ...connection, connectionName: `shoal-tracker-sub:${options.nodeId}` });
+    for (const client of [this.publisher, this.subscriber]) {
+      client.on('error', (error: Error) => this.setDown(error.message));
+      client.on('end', () => this.setDown('connection ended'));
+      client.on('close', () => this.setDown('connection closed'));
+      client.on('ready', () => void this.checkUp());
+    }
+    this.subscriber.on('messageBuffer', (_channel: Buffer, message: Buffer) => this.receive(message));
+    const everyMs = Math.max(500, Math.floor((options.leaseSec * 1000) / 3));
+    this.leaseTimer = setInterval(() => void this.renewLease(), everyMs);
+    this.leaseTimer.unref();
+  }
+
+  /** Connects both clients; rejects with a clear message if Redis cannot be reached at start. */
+  static async connect(options: RedisBusOptions): Promise<RedisBus> {
+    const bus = new RedisBus(options);
+    try {
+      await Promise.all([bus.publisher.connect(), bus.subscriber.connect()]);
+      await bus.subscriber.subscribe(bus.channel(null), bus.channel(bus.nodeId));
+      await bus.renewLease();
+    } catch (error) {
+      bus.close();
+      throw new Error(`cannot use Redis at ${redactUrl(options.url)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return bus;
+  }
+
+  /** Call once the membership is wired: announces this node. */
+  start(): void {
+    this.status = { up: true, sinceMs: Date.now(), lastError: null };
+    this.onConnected?.();
+  }
+
+  get redisStatus(): RedisStatus {
+    return { ...this.status };
+  }
+
+  /** The nodes whose leases were alive at the last renewal, with their summaries (this one included). */
+  get clusterNodes(): ClusterNode[] {
+    return this.nodes;
+  }
+
+  get failures(): number {
+    return this.publishFailures;
+  }
+
+  /** Settles once Redis has acknowledged the PUBLISH, i.e. written it to every subscriber. */
+  broadcast(payload: Uint8Array): Promise<void> | void {
+    return this.publish(this.channel(null), payload);
+  }
+
+  sendTo(nodeId: string, payload: Uint8Array): void {
+    this.publish(this.channel(nodeId), payload);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.leaseTimer);
+    // Give the lease back so the others need not wait for it to expire.
+    if (this.publisher.status === 'ready') {
+      void this.publisher
+        .del(this.leaseKey(this.nodeId))
+        .catch(() => {})
+        .finally(() => this.publisher.disconnect());
+    } else {
+      this.publisher.disconnect();
+    }
+    this.subscriber.disconnect();
+  }
+
+  private channel(nodeId: string | null): string {
+    return nodeId === null ? `${this.prefix}:all` : `${this.prefix}:node:${nodeId}`;
+  }
+
+  private leaseKey(nodeId: string): string {
+    return `${this.prefix}:lease:${nodeId}`;
+  }
+
+  private publish(channel: string, payload: Uint8Array): Promise<void> | undefined {
+    if (this.closed || this.publisher.status !== 'ready') {
+      this.publishFailures++;
+      return undefined;
+    }
+    return this.publisher.publish(channel, Buffer.concat([this.header, payload])).then(
+      () => undefined,
+      () => {
+        this.publishFailures++;
+      },
+    );
+  }
+
+  private receive(message: Buffer): void {
+    const idLength = message[0]!;
+    const from = message.toString('utf8', 1, 1 + idLength);
+    if (from === this.nodeId) return;
+    this.known.add(from);
+    this.onMessage?.(from, new Uint8Array(message.buffer, message.byteOffset + 1 + idLength, message.length - 1 - idLength));
+  }
+
+  private setDown(reason: string): void {
+    if (this.closed) return;
+    if (this.status.up) {
+      this.options.logger.warn('Redis unreachable: serving this node\'s own peers only', { error: reason });
+      this.status = { up: false, sinceMs: Date.now(), lastError: reason };
+    } else {
+      this.status.lastError = reason;
+    }
+  }
+
+  private async checkUp(): Promise<void> {
+    if (this.closed || this.status.up) return;
+    if (this.publisher.status !== 'ready' || this.subscriber.status !== 'ready') return;
+    // ioredis resubscribes by itself; the others may have dropped us, so tell them everything again.
+    this.options.logger.info('Redis reachable again: re-syncing with the cluster');
+    this.status = { up: true, sinceMs: Date.now(), lastError: null };
+    await this.renewLease();
+    this.onConnected?.();
+  }
+
+  private async renewLease(): Promise<void> {
+    if (this.closed) return;
+    const leaseMs = this.options.leaseSec * 1000;
+    if (!this.status.up && this.status.sinceMs + leaseMs < Date.now()) {
+      // A lease without Redis: the other nodes' peers cannot be reached, and they have dropped ours.
+      for (const nodeId of this.known) this.onNodeLost?.(nodeId);
+      this.known.clear();
+    }
+    try {
+      await this.publisher.set(this.leaseKey(this.nodeId), JSON.stringify(this.options.summary()), 'PX', leaseMs);
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await this.publisher.scan(cursor, 'MATCH', `${this.prefix}:lease:*`, 'COUNT', 1000);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== '0');
+      const values = keys.length > 0 ? await this.publisher.mget(...keys) : [];
+      const nodes: ClusterNode[] = [];
+      keys.forEach((key, i) => {
+        const value = values[i];
+        if (value == null) return;
+        let summary: Record<string, unknown> = {};
+        try {
+          summary = JSON.parse(value) as Record<string, unknown>;
+        } catch {
+          // another program's key under our prefix: list the node without a summary
+        }
+        nodes.push({ nodeId: key.slice(`${this.prefix}:lease:`.length), summary });
+      });
+      this.nodes = nodes;
+      const alive = new Set(nodes.map((node) => node.nodeId));
+      for (const nodeId of [...this.known]) {
+        if (!alive.has(nodeId)) {
+          this.known.delete(nodeId);
+          this.options.logger.info('cluster node lost (lease expired)', { node: nodeId });
+          this.onNodeLost?.(nodeId);
+        }
+      }
+    } catch (error) {
+      this.setDown(error instanceof Error ? error.message : String(error));
+    }
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

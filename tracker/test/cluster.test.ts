@@ -1,0 +1,106 @@
+// Several tracker nodes acting as one: `--workers 2` (threads of one process) and three nodes on a
+// real redis-server. Counts cover the whole cluster with each peer once, offers cross nodes, a
+// killed node's peers are forgotten within its lease, and a node without Redis keeps serving
+// its own peers and says so in /health.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { WsPeer, binaryId, sdp, type Message } from './support/ws-peer.js';
+import { startCliTracker, startCluster, startRedis, stopProcess } from './support/processes.js';
+
+const isResponse = (m: Message) => m.action === 'announce' && m.complete !== undefined;
+const isOffer = (m: Message) => m.action === 'announce' && m.offer !== undefined;
+const httpUrl = (wsUrl: string, path: string) => wsUrl.replace(/^ws/, 'http') + path;
+const getJson = async (url: string) => (await (await fetch(url)).json()) as Record<string, any>;
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** `count` peers in one swarm, connected to `urls` in turn; each announce carries 3 offers. */
+async function joinSwarm(urls: string[], count: number, label: string): Promise<WsPeer[]> {
+  const hash = binaryId(label);
+  const peers: WsPeer[] = [];
+  for (let i = 0; i < count; i++) {
+    const peer = await WsPeer.connect(urls[i % urls.length]!);
+    cleanups.push(() => peer.close());
+    const offers = [0, 1, 2].map((k) => ({ offer: sdp('offer', `${label}-${i}-${k}`), offer_id: binaryId(`${label}-o${i}-${k}`) }));
+    peer.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId(`${label}-p${i}`), left: 1, numwant: 3, offers });
+    await peer.next(isResponse);
+    peers.push(peer);
+  }
+  return peers;
+}
+
+describe('--workers 2', () => {
+  it('spreads sockets over both threads, relays offers between them, and reports the process as one', async () => {
+    const tracker = await startCliTracker(['--workers', '2']);
+    cleanups.push(() => tracker.close());
+    const peers = await joinSwarm([tracker.url], 10, 'threads');
+    // Peer i sent offers to min(3, i) earlier peers: 0+1+2+3*7 = 24 offers in all.
+    let offers = 0;
+    for (const peer of peers) while (!(await peer.silent(isOffer, 50))) offers++;
+    expect(offers).toBe(24);
+    const stats = await getJson(httpUrl(tracker.url, '/stats.json'));
+    expect(stats).toMatchObject({ threads: 2, connections: 10, swarms: 1, peers: 10, leechers: 10 });
+    expect(stats.totals.announces).toBe(10);
+    expect(stats.totals.offersRelayed).toBe(24);
+    expect(stats.cluster).toMatchObject({ nodes: 2, localPeers: 10 });
+    // The kernel spread 10 sockets over 2 threads (all on one: 2^-9), so some offers crossed.
+    expect(stats.cluster.relays.relaysSent).toBeGreaterThan(0);
+    expect(stats.cluster.relays.relaysSent).toBe(stats.cluster.relays.relaysReceived);
+    const metrics = await (await fetch(httpUrl(tracker.url, '/metrics'))).text();
+    expect(metrics).toMatch(/^shoal_tracker_cluster_nodes 2$/m);
+    expect(metrics).toMatch(/^shoal_tracker_connections 10$/m);
+  });
+});
+
+describe('a cluster of three nodes on Redis', () => {
+  it('counts each peer once, forgets a killed node within its lease, and serves its own peers while Redis is down', { timeout: 40_000 }, async () => {
+    const cluster = await startCluster(3, ['--cluster-lease-sec', '2']);
+    cleanups.push(() => cluster.close());
+    const peers = await joinSwarm(cluster.urls, 6, 'nodes');
+    let offers = 0;
+    for (const peer of peers) while (!(await peer.silent(isOffer, 50))) offers++;
+    expect(offers).toBe(3 * 3 + 0 + 1 + 2);
+
+    // Every node sees the whole swarm, each peer once, and holds its own two.
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/stats.json'))).cluster.nodes, { timeout: 3000 }).toBe(3);
+    for (const url of cluster.urls) {
+      const stats = await getJson(httpUrl(url, '/stats.json'));
+      expect(stats).toMatchObject({ swarms: 1, peers: 6, connections: 2 });
+      expect(stats.cluster).toMatchObject({ nodes: 3, localPeers: 2 });
+      expect(stats.cluster.redis).toMatchObject({ up: true });
+      expect(await getJson(httpUrl(url, '/health'))).toEqual({ status: 'ok', redis: 'up' });
+    }
+
+    // A node dies without a word: the others drop its peers once its lease runs out.
+    cluster.nodes[2]!.child.kill('SIGKILL');
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/stats.json'))).peers, { timeout: 8000, interval: 200 }).toBe(4);
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[1]!, '/stats.json'))).cluster.nodes, { timeout: 3000, interval: 200 }).toBe(2);
+
+    // Redis goes away: each node says so and keeps serving its own peers.
+    await stopProcess(cluster.redis.child, 'SIGKILL');
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/health'))).status, { timeout: 5000, interval: 100 }).toBe('degraded');
+    const health = await fetch(httpUrl(cluster.urls[0]!, '/health'));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'degraded', redis: 'down' });
+    const hash = binaryId('alone');
+    const a = await WsPeer.connect(cluster.urls[0]!);
+    const b = await WsPeer.connect(cluster.urls[0]!);
+    cleanups.push(() => a.close(), () => b.close());
+    a.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alone-a'), left: 1, offers: [] });
+    await a.next(isResponse);
+    b.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alone-b'), left: 1, numwant: 1, offers: [{ offer: sdp('offer', 'x'), offer_id: binaryId('alone-o') }] });
+    expect(await b.next(isResponse)).toMatchObject({ incomplete: 2 });
+    expect(await a.next(isOffer)).toMatchObject({ peer_id: binaryId('alone-b') });
+    // After a lease without Redis the other node's peers are gone from this node's view.
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/stats.json'))).peers, { timeout: 8000, interval: 200 }).toBe(4);
+
+    // Redis is back (same port): the nodes re-sync and count each other's peers again.
+    const redis = await startRedis(cluster.redis.port);
+    cleanups.push(() => redis.close());
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[1]!, '/stats.json'))).peers, { timeout: 10_000, interval: 200 }).toBe(6);
+    expect(await getJson(httpUrl(cluster.urls[0]!, '/health'))).toEqual({ status: 'ok', redis: 'up' });
+  });
+});
