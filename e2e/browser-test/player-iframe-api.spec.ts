@@ -5,13 +5,12 @@
 // script-tag embed's and the iframe's RTCPeerConnections are created with those ICE servers, and
 // gather a relay candidate from coturn with the credentials.
 import { expect, test, type Frame, type Page } from '@playwright/test';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoStack, type DemoStack } from '../src/demo-stack.js';
 import { startStaticServer, type StaticServer } from '../src/static-server.js';
+import { startTurnServer, type TurnServer } from '../src/turn-server.js';
 
 let stack: DemoStack;
 let turn: TurnServer;
@@ -33,59 +32,6 @@ test.afterAll(async () => {
 function hostPage(name: string, html: string): string {
   writeFileSync(join(hostDir, name), html);
   return `${hosts.url}/${name}`;
-}
-
-interface TurnServer {
-  port: number;
-  username: string;
-  credential: string;
-  close(): Promise<void>;
-}
-
-/** coturn on 127.0.0.1 with one long-term user, its state in a temp dir. */
-async function startTurnServer(): Promise<TurnServer> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'shoal-turn-'));
-  const [username, credential] = ['viewer', 'turn-secret'];
-  let output = '';
-  const child: ChildProcess = spawn('turnserver', [
-    '-n', '--listening-ip=127.0.0.1', `--listening-port=${port}`, '--relay-ip=127.0.0.1', '--allow-loopback-peers',
-    '--lt-cred-mech', `--user=${username}:${credential}`, '--realm=shoal.test', '--no-tls', '--no-dtls', '--no-cli',
-    '--log-file=stdout', '--simple-log', `--pidfile=${join(dir, 'turnserver.pid')}`, `--userdb=${join(dir, 'turndb')}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', (error) => reject(new Error(`coturn (turnserver) could not start: ${error.message}; Debian: apt-get install -y coturn`)));
-    const check = setInterval(() => {
-      if (/listener opened on\s*:\s*127\.0\.0\.1:\d+/i.test(output) || /Total (UDP|General) servers/i.test(output)) done(resolve);
-    }, 50);
-    const timer = setTimeout(() => done(() => reject(new Error(`coturn did not start within 10 s:\n${output}`))), 10_000);
-    child.once('exit', (code) => done(() => reject(new Error(`coturn exited (code ${code}):\n${output}`))));
-    const done = (then: () => void) => {
-      clearInterval(check);
-      clearTimeout(timer);
-      then();
-    };
-  });
-  return {
-    port,
-    username,
-    credential,
-    close: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 interface RecordedConnection {

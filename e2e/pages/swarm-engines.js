@@ -20,7 +20,7 @@ function createHttpEngine() {
  * p2p-media-loader-hlsjs 2.3.1, configured the way its README shows, against our tracker.
  * Counters come from its core's onChunkDownloaded / onChunkUploaded events.
  */
-async function createP2pMediaLoaderEngine({ trackers }) {
+async function createP2pMediaLoaderEngine({ trackers, iceServers }) {
   const { HlsJsP2PEngine } = await import('p2p-media-loader-hlsjs');
   const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
   const peerIds = new Set();
@@ -31,7 +31,7 @@ async function createP2pMediaLoaderEngine({ trackers }) {
       // Segments its core does not take are loaded by hls.js's own loader: count those too.
       loader: countingFragmentLoader((bytes) => (counters.httpBytes += bytes)),
       p2p: {
-        core: { announceTrackers: trackers, rtcConfig: { iceServers: [] } },
+        core: { announceTrackers: trackers, rtcConfig: { iceServers } },
         onHlsJsCreated(hls) {
           hls.p2pEngine.addEventListener('onChunkDownloaded', (bytes, source) => {
             if (source === 'p2p') counters.p2pBytes += bytes;
@@ -101,7 +101,7 @@ function countingFragmentLoader(onFragmentBytes) {
 
 // ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
 /** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
-async function createShoalEngine({ trackers }) {
+async function createShoalEngine({ trackers, iceServers }) {
   const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
@@ -111,7 +111,7 @@ async function createShoalEngine({ trackers }) {
     Hls,
     hlsConfig: { loader: countingFragmentLoader((bytes) => (fallbackHttpBytes += bytes)) },
     attach(hls) {
-      shoal = attachShoal(hls, { trackers, iceServers: [] });
+      shoal = attachShoal(hls, { trackers, iceServers });
     },
     counters() {
       const stats = shoal?.getStats();

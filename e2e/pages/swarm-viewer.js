@@ -1,7 +1,8 @@
 // One swarm viewer: plays a stream with one engine and measures what a viewer experiences.
 // The runner reads `window.swarmViewer.snapshot()`; every figure is measured here, in the page.
 // Query: src, engine, p2p=0|1, trackers (comma-separated), maxBufferLength, liveSyncDurationCount,
-// worker=0|1, level (-1: ABR).
+// worker=0|1, level (-1: ABR), iceServers (JSON, default []).
+import { peerConnectionCounts } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
 const params = new URLSearchParams(location.search);
@@ -9,6 +10,7 @@ const numberParam = (name, fallback) => (params.has(name) ? Number(params.get(na
 const engineName = params.get('engine') ?? 'http';
 const p2p = params.get('p2p') !== '0';
 const trackers = (params.get('trackers') ?? '').split(',').filter(Boolean);
+const iceServers = JSON.parse(params.get('iceServers') ?? '[]');
 const video = document.getElementById('video');
 
 const state = {
@@ -89,12 +91,13 @@ window.swarmViewer = {
       bitrateSamples: state.bitrateSamples.slice(),
       ended: state.ended,
       workerEnabled: hls ? hls.config.enableWorker : null,
+      connections: peerConnectionCounts(),
     };
   },
 };
 
 try {
-  engine = await createEngine(engineName, { p2p, trackers });
+  engine = await createEngine(engineName, { p2p, trackers, iceServers });
   const hlsConfig = {
     // Worker off for p2p-media-loader: 2.3.1 hands peers detached (empty) buffers when hls.js
     // transfers segments to its transmuxing worker, so its users run without it.

@@ -1,7 +1,7 @@
 // The swarm CLI's arguments, parsed and validated into SwarmOptions.
 import { parseArgs } from 'node:util';
 import { networkProfiles } from '../network-profiles.js';
-import type { SwarmOptions } from './run-swarm.js';
+import { natModes, type NatMode, type SwarmOptions } from './run-swarm.js';
 import { scenarios } from './scenarios.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
 
@@ -23,6 +23,9 @@ export const usage = `usage: npm run swarm -- [options]
                       the simulator's profile of that name (uplinks are multiples of the
                       --level rendition's bitrate, else the top one's). Default: all viewers in
                       one Chromium on loopback, unshaped
+  --nat stun|turn     every viewer behind a NAT of its own, coturn started on the test network:
+                      stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN
+                      offered (only the relay works). Network unlimited unless --network
   --no-baseline       skip the HTTP-only baseline for --engine
 `;
 
@@ -57,6 +60,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
       level: { type: 'string' },
       'sample-interval': { type: 'string' },
       network: { type: 'string' },
+      nat: { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -82,7 +86,10 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
   if (values.network !== undefined && !networkProfiles[values.network]) {
     throw new Error(`unknown network "${values.network}"; one of: ${Object.keys(networkProfiles).join(', ')}`);
   }
-  if (values.network !== undefined && (values.stream || values.tracker)) {
+  if (values.nat !== undefined && !(natModes as readonly string[]).includes(values.nat)) {
+    throw new Error(`unknown --nat "${values.nat}"; one of: ${natModes.join(', ')}`);
+  }
+  if ((values.network !== undefined || values.nat !== undefined) && (values.stream || values.tracker)) {
     throw new Error('--network runs the viewers on a test network of their own, with the run\'s own origin and tracker: drop --stream/--tracker');
   }
   const level = values.level === undefined ? undefined : Number(values.level);
@@ -99,12 +106,13 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     level,
     sampleIntervalS: values['sample-interval'] === undefined ? undefined : positiveNumber('sample-interval', values['sample-interval'], 5),
     network: values.network,
+    nat: values.nat as NatMode | undefined,
   };
 }
 
 /** Upper bound on a whole CLI run: each engine's duration plus start-up and collection. */
-export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers' | 'network'>): number {
+export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers' | 'network' | 'nat'>): number {
   // A browser per viewer (--network) starts in a few seconds each on a busy machine.
-  const perViewerMs = options.network === undefined ? 5_000 : 12_000;
+  const perViewerMs = options.network === undefined && options.nat === undefined ? 5_000 : 12_000;
   return options.engines.length * (options.durationS * 1000 + 60_000 + options.peers * perViewerMs) + 30_000;
 }

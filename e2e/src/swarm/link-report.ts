@@ -48,6 +48,8 @@ export interface NetworkRecord {
   uplinkQueueMs: number;
   downlinkQueueMs: number;
   latencyModel: string;
+  /** How the viewers sit behind NATs (null: none, every viewer on the test network itself). */
+  nat: string | null;
   viewers: ViewerLinkRecord[];
 }
 
@@ -106,6 +108,7 @@ const kbit = (bitsPerS: number | null) => (bitsPerS === null ? '∞' : String(Ma
 export function renderNetworkLines(network: NetworkReport): string[] {
   return [
     `network ${network.profile} (uplinks x ${Math.round(network.bitrateBitsPerS / 1000)} kbit/s, uplink queue ${network.uplinkQueueMs} ms): shaping ${network.shapingHeld ? 'held' : 'DID NOT HOLD'} (busiest 5-s window per viewer vs its cap)`,
+    ...(network.nat ? [`  NAT: ${network.nat}`] : []),
     ...renderLinkLines(network),
   ];
 }

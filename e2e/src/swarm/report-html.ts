@@ -31,6 +31,7 @@ function summaryTable(report: SwarmReport): string {
     ['live latency p50', (run) => fixed(run.latencyS.p50, 1, ' s'), 'hls.latency'],
     ['average bitrate', (run) => fixed(run.bitrateKbps.avg, 0, ' kbit/s'), ''],
     ['hls.js worker', (run) => (run.hlsWorker === null ? '–' : run.hlsWorker ? 'on' : 'off'), ''],
+    ['peer connections: direct / STUN / TURN / failed / never', (run) => (run.connections ? `${run.connections.host} / ${run.connections.srflx} / ${run.connections.relay} / ${run.connections.failed} / ${run.connections.unconnected}` : '–'), 'selected candidate pair; counted at both ends'],
   ];
   const head = report.runs.map((run) => `<th style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</th>`).join('');
   const body = rows
@@ -138,7 +139,7 @@ function networkTable(network: NetworkReport): string {
     `<td>${kbit(side.capBitsPerS)}</td><td>${kbit(side.meanBitsPerS)}</td><td>${kbit(side.peakBitsPerS)}</td><td>${side.peakOfCap === null ? '–' : percent(side.peakOfCap)}</td><td>${side.fullS} s</td>`;
   const rows = network.viewers.map((viewer) => `<tr><th>${escapeHtml(viewer.id)} <small>${escapeHtml(viewer.address)}</small></th>${cells(viewer.up)}${cells(viewer.down)}</tr>`).join('');
   const head = '<th>cap</th><th>mean</th><th>peak</th><th>peak/cap</th><th>full</th>';
-  return `<p>Network <b>${escapeHtml(network.profile)}</b>: ${escapeHtml(network.description)}. Uplinks are multiples of ${Math.round(network.bitrateBitsPerS / 1000)} kbit/s; uplink queue ${network.uplinkQueueMs} ms, downlink queue ${network.downlinkQueueMs} ms (tc tbf); latency: ${escapeHtml(network.latencyModel)}. <span class="${network.shapingHeld ? 'ok' : 'bad'}">Shaping ${network.shapingHeld ? 'held' : 'DID NOT HOLD'}</span> (no 5-s window above 110% of a cap). kbit/s of Ethernet frames, as the kernel counted them.</p>
+  return `<p>Network <b>${escapeHtml(network.profile)}</b>: ${escapeHtml(network.description)}. Uplinks are multiples of ${Math.round(network.bitrateBitsPerS / 1000)} kbit/s; uplink queue ${network.uplinkQueueMs} ms, downlink queue ${network.downlinkQueueMs} ms (tc tbf); latency: ${escapeHtml(network.latencyModel)}. <span class="${network.shapingHeld ? 'ok' : 'bad'}">Shaping ${network.shapingHeld ? 'held' : 'DID NOT HOLD'}</span>${network.nat ? ` NAT: ${escapeHtml(network.nat)}.` : ''} (no 5-s window above 110% of a cap). kbit/s of Ethernet frames, as the kernel counted them.</p>
 <table class="summary"><thead><tr><th></th><th colspan="5">uplink</th><th colspan="5">downlink</th></tr><tr><th>viewer</th>${head}${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 

@@ -36,5 +36,11 @@ export function renderReportTable(report: SwarmReport): string {
   else lines.push('no HTTP-only baseline in this run: QoE figures have nothing to compare with');
   for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);
   for (const run of report.runs) if (run.network) lines.push(`${run.engine}: ${renderNetworkLines(run.network).join('\n')}`);
+  for (const run of report.runs) {
+    const c = run.connections;
+    if (c && run.engine !== 'http') {
+      lines.push(`${run.engine}: peer connections (counted at both ends): direct ${c.host}, via STUN/NAT ${c.srflx}, via TURN ${c.relay}, failed ${c.failed}, never connected ${c.unconnected}${c.unknown ? `, unknown ${c.unknown}` : ''}`);
+    }
+  }
   return lines.join('\n');
 }

@@ -19,7 +19,7 @@ import {
 } from './metrics.js';
 import { summarizeNetwork, type NetworkRecord, type NetworkReport } from './link-report.js';
 import type { Scenario } from './scenarios.js';
-import type { EngineName, ViewerSnapshot } from './viewer-snapshot.js';
+import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 
 export interface OriginCount {
   segmentBytes: number;
@@ -111,6 +111,11 @@ export interface RunReport {
   trackerStats: Record<string, unknown> | null;
   /** Each viewer's link and what it carried (null: all viewers on loopback, unshaped). */
   network: NetworkReport | null;
+  /**
+   * The viewers' peer connections by how they connected, summed over the viewers (a connection
+   * between two viewers is counted at both ends); null when no page reported them.
+   */
+  connections: ConnectionCounts | null;
   notes: string[];
   perPeer: PeerReport[];
 }
@@ -226,9 +231,18 @@ export function summarizeRun(record: RunRecord): RunReport {
     loadAverage: record.loadAverage,
     trackerStats: record.trackerStats,
     network: record.network ? summarizeNetwork(record.network) : null,
+    connections: sumConnections(record.viewers.map((viewer) => viewer.final?.connections)),
     notes,
     perPeer,
   };
+}
+
+function sumConnections(counts: Array<ConnectionCounts | undefined>): ConnectionCounts | null {
+  const reported = counts.filter((count): count is ConnectionCounts => count !== undefined);
+  if (reported.length === 0) return null;
+  const total: ConnectionCounts = { host: 0, srflx: 0, relay: 0, unknown: 0, failed: 0, unconnected: 0 };
+  for (const count of reported) for (const key of Object.keys(total) as Array<keyof ConnectionCounts>) total[key] += count[key] ?? 0;
+  return total;
 }
 
 export interface SwarmReport extends RunReport {

@@ -20,9 +20,13 @@ import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
 import type { ViewerLinkRecord } from './link-report.js';
-import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type ViewerNamespace } from './viewer-networks.js';
+import { startTurnServer, type RTCIceServerLike, type TurnServer } from '../turn-server.js';
+import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type NatKind, type ViewerNamespace } from './viewer-networks.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
 import type { EngineName } from './viewer-snapshot.js';
+
+export type NatMode = 'stun' | 'turn';
+export const natModes: readonly NatMode[] = ['stun', 'turn'];
 
 export interface SwarmOptions {
   scenario: Scenario | string;
@@ -45,6 +49,12 @@ export interface SwarmOptions {
    * namespace, its link shaped as the profile says. Default: one Chromium on loopback, unshaped.
    */
   network?: string;
+  /**
+   * Every viewer behind a NAT of its own, with coturn on the test network: 'stun' (cone NATs,
+   * STUN offered) or 'turn' (symmetric NATs, STUN and TURN offered: only the relay gets through).
+   * Implies network 'unlimited' unless one is given.
+   */
+  nat?: NatMode;
   log?: (line: string) => void;
   /** The command line, recorded in the report. */
   command?: string;
@@ -82,7 +92,18 @@ export function sampleStreamBitrate(level = -1): number {
 /** Where the viewers run: one shared browser on loopback, or shaped namespaces of their own. */
 type Stage =
   | { kind: 'loopback'; browser: Browser }
-  | { kind: 'shaped'; networks: ViewerNetworks; profile: NetworkProfile; bitrateBitsPerS: number };
+  | { kind: 'shaped'; networks: ViewerNetworks; profile: NetworkProfile; bitrateBitsPerS: number; nat: NatMode | null; turn: TurnServer | null };
+
+const natKinds: Record<NatMode, NatKind> = { stun: 'cone', turn: 'symmetric' };
+const natDescriptions: Record<NatMode, string> = {
+  stun: 'every viewer behind a NAT of its own (cone: Linux MASQUERADE keeps a mapping\'s port for every destination); coturn on the test network offered as STUN',
+  turn: 'every viewer behind a symmetric NAT of its own (MASQUERADE --random-fully: a new port per destination); coturn offered as STUN and TURN, only its relay gets through',
+};
+
+function iceServersOf(stage: Stage): RTCIceServerLike[] {
+  if (stage.kind !== 'shaped' || !stage.turn || !stage.nat) return [];
+  return stage.nat === 'turn' ? stage.turn.turnServers() : stage.turn.stunServers();
+}
 
 /** Runs every engine of the comparison and returns (and, with outDir, writes) the report. */
 export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
@@ -91,7 +112,8 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   if (!(options.durationS > 0)) throw new Error(`durationS must be positive, got ${options.durationS}`);
   if (options.engines.length === 0) throw new Error('engines must name at least one engine');
   const log = options.log ?? (() => {});
-  const profile = options.network === undefined ? null : networkProfile(options.network);
+  const networkName = options.network ?? (options.nat ? 'unlimited' : undefined);
+  const profile = networkName === undefined ? null : networkProfile(networkName);
   if (profile && (options.streamUrl || options.trackerUrl)) {
     throw new Error('a network profile needs the run\'s own origin and tracker (on the viewers\' test network): drop --stream/--tracker');
   }
@@ -100,8 +122,13 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   try {
     if (profile) {
       const bitrateBitsPerS = sampleStreamBitrate(options.level);
-      stage = { kind: 'shaped', networks: await ViewerNetworks.create({ log }), profile, bitrateBitsPerS };
+      const networks = await ViewerNetworks.create({ log });
+      stage = { kind: 'shaped', networks, profile, bitrateBitsPerS, nat: options.nat ?? null, turn: null };
       log(`network ${profile.name}: ${profile.description}; uplink multiples of ${bitrateBitsPerS / 1000} kbit/s`);
+      if (options.nat) {
+        stage.turn = await startTurnServer({ host: networks.hubAddress, allowedPeerRange: '198.18.0.0-198.19.255.255', loopbackPeers: false });
+        log(`NAT ${options.nat}: ${natDescriptions[options.nat]}; coturn on ${stage.turn.host}:${stage.turn.port}`);
+      }
     } else {
       stage = { kind: 'loopback', browser: await launchSwarmBrowser() };
     }
@@ -127,7 +154,10 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   } finally {
     await pages?.close();
     if (stage?.kind === 'loopback') await stage.browser.close().catch(() => {});
-    if (stage?.kind === 'shaped') await stage.networks.destroy();
+    if (stage?.kind === 'shaped') {
+      await stage.turn?.close();
+      await stage.networks.destroy();
+    }
   }
 }
 
@@ -173,6 +203,7 @@ async function runEngine(
         maxBufferLength: String(scenario.maxBufferLength),
         liveSyncDurationCount: String(scenario.liveSyncDurationCount),
         level: String(options.level ?? -1),
+        iceServers: JSON.stringify(iceServersOf(stage)),
       });
       return `${pages.url}/swarm-viewer.html?${query}`;
     };
@@ -181,7 +212,7 @@ async function runEngine(
     const prepareSlot = async (index: number) => {
       if (stage.kind !== 'shaped') throw new Error('no namespaces without a network profile');
       const link = viewerLink(stage.profile, index, stage.bitrateBitsPerS);
-      const namespace = await stage.networks.add(link);
+      const namespace = await stage.networks.add(link, stage.nat ? natKinds[stage.nat] : 'none');
       const browser = await stage.networks.launchBrowser(namespace, { args: ['--mute-audio'] });
       const [counters] = stage.networks.counters().slice(namespace.index);
       const tS = Math.max(0, (Date.now() - startedAtMs) / 1000);
@@ -311,6 +342,7 @@ async function runEngine(
               uplinkQueueMs: stage.profile.uplinkQueueMs,
               downlinkQueueMs: DOWNLINK_QUEUE_MS,
               latencyModel: LATENCY_MODEL,
+              nat: stage.nat ? natDescriptions[stage.nat] : null,
               viewers: [...slots.values()].map((slot) => slot.linkRecord),
             }
           : null,

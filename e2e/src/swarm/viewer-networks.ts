@@ -8,6 +8,12 @@
 // the queueing in its tbf buffer, which on the uplink is the home router's (profile uplinkQueueMs,
 // 600 ms: the simulator's model of it).
 //
+// NAT: a viewer may sit behind a home router of its own (a second namespace that masquerades the
+// viewer's 100.64.x.x LAN behind the address on the test network): 'cone' keeps a mapping's port
+// for every destination (Linux MASQUERADE: a STUN server's answer is what peers can reach),
+// 'symmetric' picks a new random port per destination (--random-fully: only a TURN relay gets
+// through). The link is then shaped on the router's side; the viewer's LAN is not.
+//
 // The hub must be a private network namespace (npm run swarm re-runs itself in one; the browser
 // tests run under scripts/netns.mjs): this module refuses to touch the host's network.
 import { execFile } from 'node:child_process';
@@ -30,6 +36,8 @@ export const LATENCY_MODEL = 'none added: sub-millisecond veth links; the only d
 const MAX_VIEWERS = 4000;
 const wrapperPath = fileURLToPath(new URL('../../bin/chromium-in-netns.sh', import.meta.url));
 
+export type NatKind = 'none' | 'cone' | 'symmetric';
+
 export interface ViewerNamespace {
   /** Position in the order viewers were added (0-based). */
   index: number;
@@ -37,9 +45,12 @@ export interface ViewerNamespace {
   name: string;
   /** /run/netns/<name>, for nsenter. */
   path: string;
-  /** The viewer's address on the test network. */
+  /** The viewer's address on the test network (its router's, behind a NAT). */
   address: string;
   link: ViewerLink;
+  nat: NatKind;
+  /** The router's namespace behind a NAT (it holds the shaped link), else null. */
+  routerName: string | null;
   /** The hub's end of the veth: its rx is the viewer's upload, its tx the viewer's download. */
   hubInterface: string;
 }
@@ -132,12 +143,16 @@ export class ViewerNetworks {
     await run('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
     await run('ip', ['addr', 'add', `${HUB_ADDRESS}/16`, 'dev', BRIDGE]);
     await run('ip', ['link', 'set', BRIDGE, 'up']);
+    // Addresses behind the viewers' NATs lead nowhere from the hub, as on the internet: packets to
+    // them vanish. (Without a route, sending fails at once with ENETUNREACH, and coturn then stops
+    // relaying on that allocation altogether.)
+    await run('ip', ['route', 'add', '100.64.0.0/10', 'dev', BRIDGE]);
     await run('ip', ['link', 'set', 'lo', 'up']);
     return new ViewerNetworks(options.log ?? (() => {}));
   }
 
-  /** A new viewer namespace with its link shaped as given. */
-  async add(link: ViewerLink): Promise<ViewerNamespace> {
+  /** A new viewer namespace with its link shaped as given, behind a NAT of its own if asked. */
+  async add(link: ViewerLink, nat: NatKind = 'none'): Promise<ViewerNamespace> {
     if (this.destroyed) throw new Error('ViewerNetworks: add() after destroy()');
     const index = this.viewers.length;
     if (index >= MAX_VIEWERS) throw new Error(`ViewerNetworks: at most ${MAX_VIEWERS} viewers`);
@@ -146,19 +161,41 @@ export class ViewerNetworks {
     // 198.18.1.1 onwards (198.18.0.x is the hub's), never .0 or .255 in the last byte.
     const host = index + 254;
     const address = `198.18.${Math.floor(host / 254)}.${(host % 254) + 1}`;
-    const viewer: ViewerNamespace = { index, name, path: `/run/netns/${name}`, address, link, hubInterface };
+    const routerName = nat === 'none' ? null : `shoal-${process.pid}-r${index}`;
+    const viewer: ViewerNamespace = { index, name, path: `/run/netns/${name}`, address, link, nat, routerName, hubInterface };
     this.viewers.push(viewer);
+    // The namespace on the test network: the viewer's own, or its router's.
+    const edge = routerName ?? name;
     await run('ip', ['netns', 'add', name]);
-    await run('ip', ['link', 'add', hubInterface, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name]);
+    if (routerName) await run('ip', ['netns', 'add', routerName]);
+    await run('ip', ['link', 'add', hubInterface, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', edge]);
     await run('ip', ['link', 'set', hubInterface, 'master', BRIDGE, 'up']);
-    await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
-    await run('ip', ['-n', name, 'addr', 'add', `${address}/16`, 'dev', 'eth0']);
-    await run('ip', ['-n', name, 'link', 'set', 'eth0', 'up']);
+    await run('ip', ['-n', edge, 'link', 'set', 'lo', 'up']);
+    await run('ip', ['-n', edge, 'addr', 'add', `${address}/16`, 'dev', 'eth0']);
+    await run('ip', ['-n', edge, 'link', 'set', 'eth0', 'up']);
+    if (routerName) {
+      // Viewer i's LAN: 100.64.0.0/10 (carrier-grade NAT space), a /24 each; router .1, viewer .2.
+      const lan = `100.${64 + (index >> 8)}.${index & 255}`;
+      await run('ip', ['-n', routerName, 'link', 'add', 'lan0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name]);
+      await run('ip', ['-n', routerName, 'addr', 'add', `${lan}.1/24`, 'dev', 'lan0']);
+      await run('ip', ['-n', routerName, 'link', 'set', 'lan0', 'up']);
+      await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+      await run('ip', ['-n', name, 'addr', 'add', `${lan}.2/24`, 'dev', 'eth0']);
+      await run('ip', ['-n', name, 'link', 'set', 'eth0', 'up']);
+      await run('ip', ['-n', name, 'route', 'add', 'default', 'via', `${lan}.1`]);
+      await run('ip', ['netns', 'exec', routerName, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
+      const masquerade = ['-t', 'nat', '-A', 'POSTROUTING', '-o', 'eth0', '-j', 'MASQUERADE', ...(nat === 'symmetric' ? ['--random-fully'] : [])];
+      await run('ip', ['netns', 'exec', routerName, 'iptables', ...masquerade]);
+      // Unsolicited packets to the router are dropped before conntrack records them: a recorded
+      // inbound flow would take the port a viewer's own mapping needs (a NAT'd peer's first check
+      // often arrives before this side has sent its own), and MASQUERADE would pick another.
+      await run('ip', ['netns', 'exec', routerName, 'iptables', '-A', 'INPUT', '-i', 'eth0', '-m', 'conntrack', '--ctstate', 'NEW', '-j', 'DROP']);
+    }
     if (Number.isFinite(link.downBitsPerS)) {
       await run('tc', ['qdisc', 'replace', 'dev', hubInterface, 'root', ...tbfArgs(link.downBitsPerS, DOWNLINK_QUEUE_MS)]);
     }
     if (Number.isFinite(link.upBitsPerS)) {
-      await run('tc', ['-n', name, 'qdisc', 'replace', 'dev', 'eth0', 'root', ...tbfArgs(link.upBitsPerS, link.uplinkQueueMs > 0 ? link.uplinkQueueMs : 50)]);
+      await run('tc', ['-n', edge, 'qdisc', 'replace', 'dev', 'eth0', 'root', ...tbfArgs(link.upBitsPerS, link.uplinkQueueMs > 0 ? link.uplinkQueueMs : 50)]);
     }
     return viewer;
   }
@@ -189,7 +226,7 @@ export class ViewerNetworks {
 
   /** What tc says of a viewer's uplink queue: packets dropped, and times the rate held a packet back. */
   async uplinkQdiscStats(viewer: ViewerNamespace): Promise<{ drops: number; overlimits: number } | null> {
-    const { stdout } = await run('tc', ['-n', viewer.name, '-s', 'qdisc', 'show', 'dev', 'eth0']).catch(() => ({ stdout: '' }));
+    const { stdout } = await run('tc', ['-n', viewer.routerName ?? viewer.name, '-s', 'qdisc', 'show', 'dev', 'eth0']).catch(() => ({ stdout: '' }));
     const match = /dropped (\d+), overlimits (\d+)/.exec(stdout);
     return match ? { drops: Number(match[1]), overlimits: Number(match[2]) } : null;
   }
@@ -197,6 +234,7 @@ export class ViewerNetworks {
   /** Removes one viewer's namespace (and with it its link); close its browser first. */
   async remove(viewer: ViewerNamespace): Promise<void> {
     await quiet('ip', ['netns', 'del', viewer.name]);
+    if (viewer.routerName) await quiet('ip', ['netns', 'del', viewer.routerName]);
   }
 
   /** Closes every browser launched here and removes every namespace and the bridge. */
@@ -204,7 +242,7 @@ export class ViewerNetworks {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.all([...this.browsers].map((browser) => browser.close().catch(() => {})));
-    for (const viewer of this.viewers) await quiet('ip', ['netns', 'del', viewer.name]);
+    for (const viewer of this.viewers) await this.remove(viewer);
     await quiet('ip', ['link', 'del', BRIDGE]);
   }
 }
@@ -222,13 +260,21 @@ export interface ShapedViewers {
  * multiples of `bitrateBitsPerS`), a Chromium in each. Serve pages, origin and tracker on
  * `networks.hubAddress`. Must run inside scripts/netns.mjs (the browser tests do).
  */
-export async function startShapedViewers(options: { count: number; profile: string; bitrateBitsPerS: number; launch?: LaunchOptions; log?: (line: string) => void }): Promise<ShapedViewers> {
+export async function startShapedViewers(options: {
+  count: number;
+  profile: string;
+  bitrateBitsPerS: number;
+  /** Each viewer behind a NAT of its own (default none). */
+  nat?: NatKind;
+  launch?: LaunchOptions;
+  log?: (line: string) => void;
+}): Promise<ShapedViewers> {
   const profile = networkProfile(options.profile);
   const networks = await ViewerNetworks.create({ log: options.log });
   try {
     const viewers = [];
     for (let index = 0; index < options.count; index += 1) {
-      const namespace = await networks.add(viewerLink(profile, index, options.bitrateBitsPerS));
+      const namespace = await networks.add(viewerLink(profile, index, options.bitrateBitsPerS), options.nat);
       viewers.push({ namespace, browser: await networks.launchBrowser(namespace, options.launch) });
     }
     return { networks, viewers, destroy: () => networks.destroy() };

@@ -40,4 +40,16 @@ export interface ViewerSnapshot {
   bitrateSamples: number[];
   ended: boolean;
   workerEnabled: boolean | null;
+  /** This page's peer connections by how they connected (e2e/pages/peer-connections.js). */
+  connections?: ConnectionCounts;
+}
+
+/** Peer connections: direct (host), through NAT (srflx/prflx), through TURN (relay), failed, never connected. */
+export interface ConnectionCounts {
+  host: number;
+  srflx: number;
+  relay: number;
+  unknown: number;
+  failed: number;
+  unconnected: number;
 }
