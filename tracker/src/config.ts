@@ -92,7 +92,7 @@ export const DEFAULT_OPTIONS: Readonly<TrackerOptions> = {
   maxConnections: 0,
   maxConnectionsPerIp: 0,
   messagesPerSecond: 20,
-  messageBurst: 100,
+  messageBurst: 200,
   maxPayloadBytes: 64 * 1024,
   maxBackpressureBytes: 256 * 1024,
   idleTimeoutSec: 60,
