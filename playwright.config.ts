@@ -10,6 +10,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
+  // A test.only left in a commit would silently skip the rest on CI.
+  forbidOnly: !!process.env.CI,
   reporter: process.env.CI ? [['list']] : [['list']],
   use: {
     launchOptions: chromiumLaunchOptions(),

@@ -79,8 +79,13 @@ test('three viewers share the live stream over P2P, with hls.js workers on and o
   // Verified against the origin's SHA-256 manifest: uploads from worker-on viewers are intact.
   expect(viewers.every((viewer) => viewer.bannedPeers === 0)).toBe(true);
   expect(viewers.filter((viewer) => viewer.uploadBytes > 0).length).toBeGreaterThanOrEqual(2);
-  // The origin served fewer than three copies of what the viewers fetched.
-  expect(origin.segments.bytes).toBeLessThan(3 * origin.distinctSegmentBytes);
+  // A floor only sharing meets: three HTTP-only viewers cost the origin ~2.8 copies of each
+  // segment (they join 2 s apart, so not every one fetches every segment); here at most 2.2, and
+  // at least a fifth of what the players got came from peers.
+  expect(origin.segments.bytes).toBeLessThan(2.2 * origin.distinctSegmentBytes);
+  const p2pBytes = viewers.reduce((sum, viewer) => sum + viewer.p2pBytes, 0);
+  const httpBytes = viewers.reduce((sum, viewer) => sum + viewer.httpBytes, 0);
+  expect(p2pBytes).toBeGreaterThanOrEqual(0.2 * (p2pBytes + httpBytes));
   // The viewers' own HTTP counters agree with the origin's (within 2%).
   const clientHttpBytes = viewers.reduce((sum, viewer) => sum + viewer.httpBytes, 0);
   expect(Math.abs(clientHttpBytes - origin.segments.bytes)).toBeLessThanOrEqual(0.02 * origin.segments.bytes);

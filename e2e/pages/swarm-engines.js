@@ -20,7 +20,7 @@ function createHttpEngine() {
  * p2p-media-loader-hlsjs 2.3.1, configured the way its README shows, against our tracker.
  * Counters come from its core's onChunkDownloaded / onChunkUploaded events.
  */
-async function createP2pMediaLoaderEngine({ trackers, iceServers }) {
+async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManifestUrl }) {
   const { HlsJsP2PEngine } = await import('p2p-media-loader-hlsjs');
   const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
   const peerIds = new Set();
@@ -31,7 +31,11 @@ async function createP2pMediaLoaderEngine({ trackers, iceServers }) {
       // Segments its core does not take are loaded by hls.js's own loader: count those too.
       loader: countingFragmentLoader((bytes) => (counters.httpBytes += bytes)),
       p2p: {
-        core: { announceTrackers: trackers, rtcConfig: { iceServers } },
+        core: {
+          announceTrackers: trackers,
+          rtcConfig: { iceServers },
+          ...(integrityManifestUrl ? { validateP2PSegment: sha256Validator(integrityManifestUrl) } : {}),
+        },
         onHlsJsCreated(hls) {
           hls.p2pEngine.addEventListener('onChunkDownloaded', (bytes, source) => {
             if (source === 'p2p') counters.p2pBytes += bytes;
@@ -48,6 +52,27 @@ async function createP2pMediaLoaderEngine({ trackers, iceServers }) {
     attach() {},
     counters: () => ({ ...counters, peers: peerIds.size }),
     destroy() {},
+  };
+}
+
+/**
+ * p2p-media-loader's validateP2PSegment against a SHA-256 manifest in PeerTube's format
+ * ({file name: hex digest}), as PeerTube wires it: the manifest is fetched again (live: it moves)
+ * when it does not list the segment yet. A segment it never lists is rejected.
+ */
+function sha256Validator(manifestUrl) {
+  let manifest = null;
+  const refresh = async () => {
+    const response = await fetch(manifestUrl, { cache: 'no-store' });
+    manifest = response.ok ? await response.json() : {};
+  };
+  return async (url, _byteRange, data) => {
+    const file = new URL(url).pathname.split('/').pop();
+    if (!manifest || !(file in manifest)) await refresh();
+    const expected = manifest[file];
+    if (typeof expected !== 'string') return false;
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', data));
+    return [...digest].map((byte) => byte.toString(16).padStart(2, '0')).join('') === expected;
   };
 }
 
@@ -101,7 +126,7 @@ function countingFragmentLoader(onFragmentBytes) {
 
 // ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
 /** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
-async function createShoalEngine({ trackers, iceServers }) {
+async function createShoalEngine({ trackers, iceServers, integrityManifestUrl }) {
   const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
@@ -111,7 +136,7 @@ async function createShoalEngine({ trackers, iceServers }) {
     Hls,
     hlsConfig: { loader: countingFragmentLoader((bytes) => (fallbackHttpBytes += bytes)) },
     attach(hls) {
-      shoal = attachShoal(hls, { trackers, iceServers });
+      shoal = attachShoal(hls, { trackers, iceServers, ...(integrityManifestUrl ? { integrityManifestUrl } : {}) });
     },
     counters() {
       const stats = shoal?.getStats();

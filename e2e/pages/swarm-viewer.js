@@ -1,7 +1,8 @@
 // One swarm viewer: plays a stream with one engine and measures what a viewer experiences.
 // The runner reads `window.swarmViewer.snapshot()`; every figure is measured here, in the page.
 // Query: src, engine, p2p=0|1, trackers (comma-separated), maxBufferLength, liveSyncDurationCount,
-// worker=0|1, level (-1: ABR), iceServers (JSON, default []).
+// worker=0|1, level (-1: ABR), iceServers (JSON, default []), integrity (a SHA-256 manifest URL:
+// segments from peers are verified against it; absent: not verified).
 import { peerConnectionCounts } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
@@ -92,12 +93,13 @@ window.swarmViewer = {
       ended: state.ended,
       workerEnabled: hls ? hls.config.enableWorker : null,
       connections: peerConnectionCounts(),
+      segments: Object.fromEntries([...state.fragments].map(([key, fragment]) => [key, fragment.bytes])),
     };
   },
 };
 
 try {
-  engine = await createEngine(engineName, { p2p, trackers, iceServers });
+  engine = await createEngine(engineName, { p2p, trackers, iceServers, integrityManifestUrl: params.get('integrity') || undefined });
   const hlsConfig = {
     // Worker off for p2p-media-loader: 2.3.1 hands peers detached (empty) buffers when hls.js
     // transfers segments to its transmuxing worker, so its users run without it.

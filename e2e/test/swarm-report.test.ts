@@ -93,6 +93,18 @@ describe('swarm report', () => {
     expect(shoal.bitrateKbps.avg).toBe(752);
   });
 
+  it('divides origin bytes by the distinct segments handed to at least one player, not by every segment served', () => {
+    const run = summarizeRun(
+      record('shoal', 600, [
+        { httpBytes: 300, deliveredBytes: 200, segments: { '1:10': 100, '1:11': 100 } },
+        { httpBytes: 300, deliveredBytes: 200, segments: { '1:11': 100, '1:12': 100 } },
+      ]),
+    );
+    expect(run.distinctDeliveredSegmentBytes).toBe(300);
+    expect(run.originFetchesPerSegment).toBe(2);
+    expect(run.notes.join(' ')).not.toContain('did not list');
+  });
+
   it('compares with the baseline and keeps the P2P run on top', () => {
     const report = buildSwarmReport([baseline, shoal], { machine: { cpus: 2, platform: 'linux-x64', node: 'v22' }, command: 'npm run swarm' });
     expect(report.engine).toBe('shoal');

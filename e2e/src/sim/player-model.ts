@@ -45,6 +45,8 @@ export interface ViewerRecord {
   /** Segment bytes handed to the player, by the source the engine reported. */
   deliveredBytes: number;
   deliveredBySource: { http: number; p2p: number; store: number };
+  /** Media sequence -> bytes of every segment handed to the player. */
+  segments: Map<number, number>;
   /** Bytes of delivered segments whose media was played. */
   playedBytes: number;
   playedSeconds: number;
@@ -86,7 +88,7 @@ export class PlayerModel {
     this.segmentDurationS = origin.spec.segmentDurationS;
     this.record = {
       ...record, joinMs: clock.now(), leftMs: null, firstFrameMs: null, stalls: [], deliveredBytes: 0,
-      deliveredBySource: { http: 0, p2p: 0, store: 0 }, playedBytes: 0, playedSeconds: 0, latencySamples: [], loadErrors: 0,
+      deliveredBySource: { http: 0, p2p: 0, store: 0 }, segments: new Map(), playedBytes: 0, playedSeconds: 0, latencySamples: [], loadErrors: 0,
     };
     this.timers.refresh = clock.setTimeout(() => this.loadPlaylist(), 2 * originOneWayMs);
     this.timers.feed = clock.setTimeout(() => this.timeupdate(), feedPhaseMs);
@@ -169,6 +171,7 @@ export class PlayerModel {
     this.record.deliveredBytes += bytes;
     this.onDelivered(bytes);
     this.record.deliveredBySource[source] += bytes;
+    this.record.segments.set(ref.sequence, bytes);
     this.loadedSizes.set(ref.sequence, bytes);
     this.nextSequence = ref.sequence + 1;
     this.bufferedUntilS = ref.startS + ref.durationS;

@@ -60,6 +60,7 @@ export function runRecordOf(result: SimulationResult): RunRecord {
       bitrateSamples: [config.bitrateKbps * 1000],
       ended: false,
       workerEnabled: null,
+      segments: Object.fromEntries([...viewer.segments].map(([sequence, bytes]) => [String(sequence), bytes])),
     };
     return { id: `sim-${viewer.index}`, p2p: viewer.p2p, joinedAtMs: viewer.joinMs, leftAtMs: viewer.leftMs, endedAtMs: atMs, final: snapshot };
   });

@@ -27,6 +27,8 @@ export const usage = `usage: npm run swarm -- [options]
                       stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN
                       offered (only the relay works). Network unlimited unless --network
   --no-baseline       skip the HTTP-only baseline for --engine
+  --no-integrity      do not verify segments from peers against the origin's SHA-256 manifest
+                      (verified by default, as PeerTube does)
 `;
 
 export interface CliOptions extends SwarmOptions {
@@ -62,6 +64,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
       network: { type: 'string' },
       nat: { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
+      'no-integrity': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -107,6 +110,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     sampleIntervalS: values['sample-interval'] === undefined ? undefined : positiveNumber('sample-interval', values['sample-interval'], 5),
     network: values.network,
     nat: values.nat as NatMode | undefined,
+    integrity: !values['no-integrity'],
   };
 }
 

@@ -20,7 +20,7 @@ function summaryTable(report: SwarmReport): string {
     ['offload', (run) => percent(run.offload), '1 − origin bytes / bytes delivered to players'],
     ['ideal (1 − 1/N)', (run) => percent(run.ideal), 'each segment from the origin once'],
     ['efficiency', (run) => percent(run.efficiency), 'offload / ideal'],
-    ['origin fetches per segment', (run) => fixed(run.originFetchesPerSegment, 2), 'ideal 1.00'],
+    ['origin fetches per segment', (run) => fixed(run.originFetchesPerSegment, 2), 'origin bytes / bytes of the distinct segments handed to at least one player; ideal 1.00'],
     ['origin saving vs HTTP-only', (run) => percent(run.originSaving), 'origin bytes per viewer-minute played, against the baseline'],
     ['origin segment bytes', (run) => megabytes(run.originSegmentBytes), 'counted by the origin'],
     ['viewers\' HTTP / P2P bytes', (run) => `${megabytes(run.clientHttpBytes)} / ${megabytes(run.clientP2pBytes)}`, 'the viewers\' own counters'],
@@ -31,6 +31,7 @@ function summaryTable(report: SwarmReport): string {
     ['live latency p50', (run) => fixed(run.latencyS.p50, 1, ' s'), 'hls.latency'],
     ['average bitrate', (run) => fixed(run.bitrateKbps.avg, 0, ' kbit/s'), ''],
     ['hls.js worker', (run) => (run.hlsWorker === null ? '–' : run.hlsWorker ? 'on' : 'off'), ''],
+    ['SHA-256 integrity manifest', (run) => (run.integrity === null ? '–' : run.integrity ? 'on' : 'OFF'), 'segments from peers verified before playback'],
     ['peer connections: direct / STUN / TURN / failed / never', (run) => (run.connections ? `${run.connections.host} / ${run.connections.srflx} / ${run.connections.relay} / ${run.connections.failed} / ${run.connections.unconnected}` : '–'), 'selected candidate pair; counted at both ends'],
   ];
   const head = report.runs.map((run) => `<th style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</th>`).join('');

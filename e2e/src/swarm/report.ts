@@ -45,6 +45,8 @@ export interface RunRecord {
   trackerStats: Record<string, unknown> | null;
   /** The viewers' shaped links (null: all on loopback, unshaped). */
   network?: NetworkRecord | null;
+  /** Segments from peers verified against the origin's SHA-256 manifest (null: no P2P in this run). */
+  integrity?: boolean | null;
 }
 
 export interface PeerReport {
@@ -92,7 +94,13 @@ export interface RunReport {
   wasteFraction: number | null;
   originSegmentBytes: number | null;
   originSegmentRequests: number | null;
+  /** Bytes of the distinct segments the origin served. */
   distinctSegmentBytes: number | null;
+  /**
+   * Bytes of the distinct segments handed to at least one player: the denominator of origin
+   * fetches per segment (prefetched or seeded segments nobody played do not count).
+   */
+  distinctDeliveredSegmentBytes: number | null;
   deliveredBytes: number;
   playedBytes: number;
   clientHttpBytes: number;
@@ -111,6 +119,8 @@ export interface RunReport {
   trackerStats: Record<string, unknown> | null;
   /** Each viewer's link and what it carried (null: all viewers on loopback, unshaped). */
   network: NetworkReport | null;
+  /** Segments from peers were verified against the origin's SHA-256 manifest (null: no P2P). */
+  integrity: boolean | null;
   /**
    * The viewers' peer connections by how they connected, summed over the viewers (a connection
    * between two viewers is counted at both ends); null when no page reported them.
@@ -170,6 +180,10 @@ export function summarizeRun(record: RunRecord): RunReport {
   const ideal = idealOffload(record.peers, Math.round((p2pViewers * record.peers) / Math.max(1, record.viewers.length)));
 
   const originBytes = record.origin?.segmentBytes ?? null;
+  const distinctDelivered = distinctDeliveredBytes(record.viewers.map((viewer) => viewer.final?.segments));
+  if (record.origin && distinctDelivered === null) {
+    notes.push('The viewers did not list the segments they were handed: origin fetches per segment divides by the distinct segments the origin served instead.');
+  }
   const measuredOffload = offload(originBytes ?? clientHttpBytes, deliveredBytes);
   const agreement = originBytes === null ? null : countersAgreement(originBytes, clientHttpBytes);
   if (!record.origin) {
@@ -186,6 +200,11 @@ export function summarizeRun(record: RunRecord): RunReport {
   if (fatal.length > 0) notes.push(`Fatal player errors: ${fatal.map((peer) => `${peer.id}: ${peer.fatalError}`).join('; ')}.`);
   const workerFlags = record.viewers.map((viewer) => viewer.final?.workerEnabled).filter((flag) => typeof flag === 'boolean');
   const hlsWorker = workerFlags.length > 0 ? workerFlags.every(Boolean) : null;
+  if (record.integrity === true) {
+    notes.push("Segments from peers were verified against the origin's SHA-256 manifest before playback (PeerTube's format; p2p-media-loader through validateP2PSegment, as PeerTube does).");
+  } else if (record.integrity === false) {
+    notes.push('Segments from peers were NOT verified (--no-integrity, or an external stream without a manifest).');
+  }
   if (record.engine === 'p2p-media-loader') {
     notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
   }
@@ -203,13 +222,14 @@ export function summarizeRun(record: RunRecord): RunReport {
     offload: round(measuredOffload),
     ideal: round(ideal)!,
     efficiency: round(efficiency(measuredOffload, ideal)),
-    originFetchesPerSegment: record.origin ? round(originFetchesPerSegment(record.origin.segmentBytes, record.origin.distinctSegmentBytes), 3) : null,
+    originFetchesPerSegment: record.origin ? round(originFetchesPerSegment(record.origin.segmentBytes, distinctDelivered ?? record.origin.distinctSegmentBytes), 3) : null,
     originSaving: null,
     wasteBytes,
     wasteFraction: playedBytes > 0 ? round(wasteBytes / playedBytes) : null,
     originSegmentBytes: originBytes,
     originSegmentRequests: record.origin?.segmentRequests ?? null,
     distinctSegmentBytes: record.origin?.distinctSegmentBytes ?? null,
+    distinctDeliveredSegmentBytes: distinctDelivered,
     deliveredBytes,
     playedBytes,
     clientHttpBytes,
@@ -231,10 +251,23 @@ export function summarizeRun(record: RunRecord): RunReport {
     loadAverage: record.loadAverage,
     trackerStats: record.trackerStats,
     network: record.network ? summarizeNetwork(record.network) : null,
+    integrity: record.integrity ?? null,
     connections: sumConnections(record.viewers.map((viewer) => viewer.final?.connections)),
     notes,
     perPeer,
   };
+}
+
+/** Bytes of the union of the viewers' segment lists; null when none listed them. */
+function distinctDeliveredBytes(lists: Array<Record<string, number> | undefined>): number | null {
+  const union = new Map<string, number>();
+  let listed = false;
+  for (const list of lists) {
+    if (!list) continue;
+    listed = true;
+    for (const [key, bytes] of Object.entries(list)) union.set(key, bytes);
+  }
+  return listed ? [...union.values()].reduce((sum, bytes) => sum + bytes, 0) : null;
 }
 
 function sumConnections(counts: Array<ConnectionCounts | undefined>): ConnectionCounts | null {

@@ -55,6 +55,11 @@ export interface SwarmOptions {
    * Implies network 'unlimited' unless one is given.
    */
   nat?: NatMode;
+  /**
+   * Verify segments from peers against the origin's SHA-256 manifest (PeerTube's format), as
+   * PeerTube does: default true; ignored (and said so) for an external stream.
+   */
+  integrity?: boolean;
   log?: (line: string) => void;
   /** The command line, recorded in the report. */
   command?: string;
@@ -193,6 +198,7 @@ async function runEngine(
     if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize, host });
     if (!options.trackerUrl) tracker = await startTrackerProcess({ host });
     const streamUrl = options.streamUrl ?? `${origin!.url}/${scenario.stream}/master.m3u8`;
+    const integrityUrl = origin && options.integrity !== false ? `${origin.url}/${scenario.stream}/segments-sha256.json` : null;
     const trackerUrl = options.trackerUrl ?? tracker!.url;
     const viewerUrl = (p2p: boolean) => {
       const query = new URLSearchParams({
@@ -204,6 +210,7 @@ async function runEngine(
         liveSyncDurationCount: String(scenario.liveSyncDurationCount),
         level: String(options.level ?? -1),
         iceServers: JSON.stringify(iceServersOf(stage)),
+        integrity: integrityUrl ?? '',
       });
       return `${pages.url}/swarm-viewer.html?${query}`;
     };
@@ -333,6 +340,7 @@ async function runEngine(
       timeline,
       loadAverage,
       trackerStats,
+      integrity: engine === 'http' ? null : integrityUrl !== null,
       network:
         stage.kind === 'shaped'
           ? {

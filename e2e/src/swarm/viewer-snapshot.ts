@@ -40,6 +40,8 @@ export interface ViewerSnapshot {
   bitrateSamples: number[];
   ended: boolean;
   workerEnabled: boolean | null;
+  /** Every media segment handed to hls.js, `${level}:${sn}` -> bytes (for distinct segments played). */
+  segments?: Record<string, number>;
   /** This page's peer connections by how they connected (e2e/pages/peer-connections.js). */
   connections?: ConnectionCounts;
 }
