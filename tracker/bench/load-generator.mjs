@@ -1,9 +1,12 @@
 // Load generator for one tracker, run in its own process (see run.mjs). Opens N WebSocket
 // connections over S swarms; every announce carries K offers; every offer received is answered.
-// Measures from the client side (responses/s, relays/s, latency) and reads the tracker's CPU
-// time and RSS from /proc/<pid>. Prints one JSON object on stdout.
+// Measures from the client side (responses/s, relays/s, announce latency, offer relay latency:
+// from the announce carrying an offer to its arrival at the target) and reads the tracker's CPU
+// time and RSS from /proc/<pid>. Prints one JSON object on stdout. For a cluster, --url and
+// --pid take comma-separated lists: connections go to the URLs in turn, CPU and RSS add up over
+// the processes (tracker nodes, Redis).
 //
-//   node load-generator.mjs --url ws://127.0.0.1:8000 --pid 1234 --mode rate|closed|idle
+//   node load-generator.mjs --url ws://127.0.0.1:8000[,ws://...] --pid 1234[,5678] --mode rate|closed|idle
 //        [--connections 2000] [--swarms 50] [--offers 5] [--rate 2000] [--warmup 3] [--duration 10]
 
 import { readFileSync } from 'node:fs';
@@ -24,8 +27,8 @@ const { values: args } = parseArgs({
     'connect-concurrency': { type: 'string', default: '200' },
   },
 });
-const url = args.url;
-const trackerPid = Number(args.pid);
+const urls = (args.url ?? '').split(',').filter(Boolean);
+const trackerPids = (args.pid ?? '').split(',').filter(Boolean).map(Number);
 const mode = args.mode;
 const connectionCount = Number(args.connections);
 const swarmCount = Number(args.swarms);
@@ -33,15 +36,17 @@ const offersPerAnnounce = Number(args.offers);
 const announceRate = Number(args.rate);
 const warmupMs = Number(args.warmup) * 1000;
 const durationMs = Number(args.duration) * 1000;
-if (!url || !trackerPid) throw new Error('--url and --pid are required');
+if (urls.length === 0 || trackerPids.length === 0) throw new Error('--url and --pid are required');
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
-const trackerCpuSec = () => {
-  const stat = readFileSync(`/proc/${trackerPid}/stat`, 'utf8');
+const cpuSec = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime + stime
 };
-const trackerRssBytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${trackerPid}/status`, 'utf8'))[1]) * 1024;
+const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+const trackerCpuSec = () => trackerPids.reduce((sum, pid) => sum + cpuSec(pid), 0);
+const trackerRssBytes = () => trackerPids.reduce((sum, pid) => sum + rssBytes(pid), 0);
 
 // 20-char binary ids, like bittorrent-tracker's client sends.
 const id = (prefix, n) => (prefix + n.toString(36)).padEnd(20, '\u00b7').slice(0, 20);
@@ -55,6 +60,9 @@ const ANSWER_SDP = fakeSdp('answer', 2);
 
 const counters = { responses: 0, offersIn: 0, answersIn: 0, failures: 0, sent: 0, errors: 0, closed: 0 };
 let latencies = [];
+/** offer_id -> when the announce carrying it was sent; relayLatencies: until it reached its target. */
+const offerSentAt = new Map();
+let relayLatencies = [];
 let measuring = false;
 let offerSeq = 0;
 
@@ -70,7 +78,7 @@ class Client {
 
   connect() {
     return new Promise((resolve) => {
-      this.socket = new WebSocket(url, { perMessageDeflate: false });
+      this.socket = new WebSocket(urls[this.index % urls.length], { perMessageDeflate: false });
       this.socket.on('open', () => resolve(true));
       this.socket.on('error', () => {
         counters.errors++;
@@ -83,8 +91,13 @@ class Client {
 
   announce(withOffers) {
     const offers = [];
-    if (withOffers) for (let i = 0; i < offersPerAnnounce; i++) offers.push({ offer: OFFER_SDP, offer_id: id('o', offerSeq++) });
-    this.pending.push(performance.now());
+    const now = performance.now();
+    for (let i = 0; withOffers && i < offersPerAnnounce; i++) {
+      const offerId = id('o', offerSeq++);
+      offers.push({ offer: OFFER_SDP, offer_id: offerId });
+      if (measuring) offerSentAt.set(offerId, now);
+    }
+    this.pending.push(now);
     this.socket.send(
       JSON.stringify({
         action: 'announce',
@@ -108,6 +121,11 @@ class Client {
     }
     if (message.offer) {
       if (measuring) counters.offersIn++;
+      const sentAt = offerSentAt.get(message.offer_id);
+      if (sentAt !== undefined) {
+        offerSentAt.delete(message.offer_id);
+        if (measuring) relayLatencies.push(performance.now() - sentAt);
+      }
       this.socket.send(
         JSON.stringify({
           action: 'announce',
@@ -175,12 +193,14 @@ async function measureWindow(run) {
   const seconds = (performance.now() - startedMs) / 1000;
   const cpu = trackerCpuSec() - cpuStart;
   latencies.sort((a, b) => a - b);
+  relayLatencies.sort((a, b) => a - b);
   const result = {
     seconds: round(seconds),
     announceResponsesPerSec: round(counters.responses / seconds),
     offersRelayedPerSec: round(counters.offersIn / seconds),
     answersRelayedPerSec: round(counters.answersIn / seconds),
     latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? null) },
+    offerRelayMs: { p50: round(percentile(relayLatencies, 50)), p99: round(percentile(relayLatencies, 99)), samples: relayLatencies.length },
     trackerCpuSec: round(cpu),
     trackerCpuUsPerAnnounce: counters.responses ? round((cpu * 1e6) / counters.responses) : null,
     trackerCpuUtilization: round(cpu / seconds),

@@ -4,11 +4,16 @@
 // throughput; a Node generator saturates before a fast tracker, hence CPU per announce),
 // idle (many connected, announced peers: RSS per peer).
 //
-//   node tracker/bench/run.mjs [--quick] [--trackers shoal,reference] [--modes rate,closed,idle]
+// Cluster runs (--trackers shoal-workers2,shoal-cluster3): `--workers 2` in one process, and three
+// single-thread nodes on a fresh redis-server; all their processes (Redis included) pinned to
+// core 0 like a single tracker, so CPU per announce compares, and connections spread over the nodes.
+//
+//   node tracker/bench/run.mjs [--quick] [--trackers shoal,reference,shoal-workers2,shoal-cluster3] [--modes rate,closed,idle]
 //        [--connections 2000] [--swarms 50] [--offers 5] [--rate 2000] [--duration 10] [--idle-connections 19500]
 //        [--json results.json]
 
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -36,11 +41,21 @@ const idleConnections = args['idle-connections'] ?? (args.quick ? '2000' : '1950
 
 const pinned = (core, command) => (process.platform === 'linux' && cpus().length > 1 ? ['taskset', ['-c', String(core), ...command]] : [command[0], command.slice(1)]);
 
+// Rate limit off and a high swarm cap: the reference has neither, and the generator is one IP.
+const SHOAL = [process.execPath, here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--messages-per-second', '0', '--log-level', 'warn', '--drain-sec', '0'];
 const TRACKERS = {
   shoal: {
     label: 'shoal-tracker (uWS)',
-    // Rate limit off and a high swarm cap: the reference has neither, and the generator is one IP.
-    command: [process.execPath, here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--messages-per-second', '0', '--log-level', 'warn'],
+    command: [...SHOAL, '--workers', '1'],
+  },
+  'shoal-workers2': {
+    label: 'shoal --workers 2',
+    command: [...SHOAL, '--workers', '2'],
+  },
+  'shoal-cluster3': {
+    label: 'shoal 3 nodes + Redis',
+    nodes: 3,
+    command: [...SHOAL, '--workers', '1'],
   },
   reference: {
     label: 'bittorrent-tracker 11.2.3 (ws)',
@@ -48,23 +63,44 @@ const TRACKERS = {
   },
 };
 
-function startTracker(name) {
-  const [command, commandArgs] = pinned(0, TRACKERS[name].command);
+function startProcess(name, commandLine, ready) {
+  const [command, commandArgs] = pinned(0, commandLine);
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
-      const match = /listening (ws:\/\/\S+)/.exec(out);
+      const match = ready.exec(out);
       if (match) resolve({ child, url: match[1] });
     });
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
 }
 
-function runGenerator(url, pid, mode) {
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+/** One tracker, or a cluster (redis-server + nodes): { urls, pids, processes }. */
+async function startTracker(name) {
+  const spec = TRACKERS[name];
+  if (!spec.nodes) {
+    const tracker = await startProcess(name, spec.command, /listening (ws:\/\/\S+)/);
+    return { urls: [tracker.url], pids: [tracker.child.pid], processes: [tracker] };
+  }
+  const port = await freePort();
+  const redis = await startProcess('redis-server', ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], /(Ready to accept connections)/);
+  const nodes = await Promise.all(Array.from({ length: spec.nodes }, () => startProcess(name, [...spec.command, '--redis', `redis://127.0.0.1:${port}`], /listening (ws:\/\/\S+)/)));
+  return { urls: nodes.map((node) => node.url), pids: [...nodes, redis].map((p) => p.child.pid), processes: [...nodes, redis] };
+}
+
+function runGenerator(urls, pids, mode) {
   const generatorArgs = [
-    here('./load-generator.mjs'), '--url', url, '--pid', String(pid), '--mode', mode,
+    here('./load-generator.mjs'), '--url', urls.join(','), '--pid', pids.join(','), '--mode', mode,
     '--connections', mode === 'idle' ? idleConnections : args.connections,
     '--swarms', args.swarms, '--offers', args.offers, '--rate', args.rate, '--duration', duration, '--warmup', warmup,
   ];
@@ -84,6 +120,10 @@ function runGenerator(url, pid, mode) {
 }
 
 async function stopTracker(tracker) {
+  await Promise.all(tracker.processes.map(stopProcess));
+}
+
+async function stopProcess(tracker) {
   tracker.child.removeAllListeners('exit');
   tracker.child.kill('SIGTERM');
   await new Promise((resolve) => {
@@ -111,7 +151,7 @@ for (const name of trackers) {
     const tracker = await startTracker(name);
     process.stdout.write(`  ${name} ${mode} ... `);
     try {
-      results[name][mode] = await runGenerator(tracker.url, tracker.child.pid, mode);
+      results[name][mode] = await runGenerator(tracker.urls, tracker.pids, mode);
       console.log('done');
     } catch (error) {
       results[name][mode] = { error: error.message };
@@ -127,6 +167,8 @@ const rows = [
   ['fixed rate: answers relayed/s', 'rate', (r) => r.answersRelayedPerSec],
   ['fixed rate: announce latency p50 ms', 'rate', (r) => r.latencyMs?.p50],
   ['fixed rate: announce latency p99 ms', 'rate', (r) => r.latencyMs?.p99],
+  ['fixed rate: offer relay latency p50 ms', 'rate', (r) => r.offerRelayMs?.p50],
+  ['fixed rate: offer relay latency p99 ms', 'rate', (r) => r.offerRelayMs?.p99],
   ['fixed rate: tracker CPU µs/announce', 'rate', (r) => r.trackerCpuUsPerAnnounce],
   ['fixed rate: tracker CPU use (cores)', 'rate', (r) => r.trackerCpuUtilization],
   ['closed loop: announce responses/s', 'closed', (r) => r.announceResponsesPerSec],

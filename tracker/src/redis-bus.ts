@@ -9,6 +9,7 @@
 // re-syncs.
 
 import { Redis } from 'ioredis';
+import { OutboundBatches, forEachPayload } from './bus-batch.js';
 import type { ClusterBus } from './cluster-membership.js';
 import type { Logger } from './logger.js';
 
@@ -51,6 +52,8 @@ export class RedisBus implements ClusterBus {
   private readonly leaseTimer: NodeJS.Timeout;
   private publishFailures = 0;
   private closed = false;
+  /** One PUBLISH per destination per turn of the event loop. */
+  private readonly batches = new OutboundBatches((destination, batch) => this.publish(this.channel(destination), batch));
 
   private constructor(private readonly options: RedisBusOptions) {
     this.nodeId = options.nodeId;
@@ -112,25 +115,26 @@ export class RedisBus implements ClusterBus {
     return this.publishFailures;
   }
 
-  /** Settles once Redis has acknowledged the PUBLISH, i.e. written it to every subscriber. */
+  /** Settles once Redis has acknowledged the PUBLISH of its batch, i.e. written it to every subscriber. */
   broadcast(payload: Uint8Array): Promise<void> | void {
-    return this.publish(this.channel(null), payload);
+    return this.batches.add(null, payload);
   }
 
   sendTo(nodeId: string, payload: Uint8Array): void {
-    this.publish(this.channel(nodeId), payload);
+    void this.batches.add(nodeId, payload);
   }
 
   close(): void {
     if (this.closed) return;
+    this.batches.flush();
     this.closed = true;
     clearInterval(this.leaseTimer);
-    // Give the lease back so the others need not wait for it to expire.
+    // Give the lease back so the others need not wait for it to expire; QUIT after the last PUBLISH.
     if (this.publisher.status === 'ready') {
       void this.publisher
         .del(this.leaseKey(this.nodeId))
         .catch(() => {})
-        .finally(() => this.publisher.disconnect());
+        .finally(() => this.publisher.quit().catch(() => this.publisher.disconnect()));
     } else {
       this.publisher.disconnect();
     }
@@ -163,7 +167,7 @@ export class RedisBus implements ClusterBus {
     const from = message.toString('utf8', 1, 1 + idLength);
     if (from === this.nodeId) return;
     this.known.add(from);
-    this.onMessage?.(from, new Uint8Array(message.buffer, message.byteOffset + 1 + idLength, message.length - 1 - idLength));
+    forEachPayload(new Uint8Array(message.buffer, message.byteOffset + 1 + idLength, message.length - 1 - idLength), (payload) => this.onMessage?.(from, payload));
   }
 
   private setDown(reason: string): void {

@@ -3,6 +3,7 @@
 // as lost by the main thread, which sees the exit.
 
 import { BroadcastChannel } from 'node:worker_threads';
+import { OutboundBatches, forEachPayload, type Destination } from './bus-batch.js';
 import { LEAVING_PAYLOAD, type ClusterBus } from './cluster-membership.js';
 
 interface Envelope {
@@ -19,6 +20,7 @@ export class ThreadBus implements ClusterBus {
   private readonly all: BroadcastChannel;
   private readonly mine: BroadcastChannel;
   private readonly outboxes = new Map<string, BroadcastChannel>();
+  private readonly batches = new OutboundBatches((destination, batch) => this.post(destination, batch));
 
   constructor(
     readonly nodeId: string,
@@ -26,7 +28,7 @@ export class ThreadBus implements ClusterBus {
   ) {
     const receive = (event: unknown) => {
       const { from, payload } = (event as { data: Envelope }).data;
-      if (from !== this.nodeId) this.onMessage?.(from, payload);
+      if (from !== this.nodeId) forEachPayload(payload, (part) => this.onMessage?.(from, part));
     };
     this.all = new BroadcastChannel(channelName(namespace, null));
     this.mine = new BroadcastChannel(channelName(namespace, nodeId));
@@ -44,13 +46,24 @@ export class ThreadBus implements ClusterBus {
 
   private closed = false;
 
-  broadcast(payload: Uint8Array): void {
+  /** Settles once its batch is posted (at the end of this turn of the event loop). */
+  broadcast(payload: Uint8Array): Promise<void> | void {
     if (this.closed) return;
-    this.all.postMessage({ from: this.nodeId, payload } satisfies Envelope);
+    return this.batches.add(null, payload);
   }
 
   sendTo(nodeId: string, payload: Uint8Array): void {
     if (this.closed) return;
+    void this.batches.add(nodeId, payload);
+  }
+
+  private post(destination: Destination, batch: Uint8Array): void {
+    if (this.closed) return;
+    if (destination === null) {
+      this.all.postMessage({ from: this.nodeId, payload: batch } satisfies Envelope);
+      return;
+    }
+    const nodeId = destination;
     let outbox = this.outboxes.get(nodeId);
     if (!outbox) {
       outbox = new BroadcastChannel(channelName(this.namespace, nodeId));
@@ -59,10 +72,11 @@ export class ThreadBus implements ClusterBus {
       outbox.unref();
       this.outboxes.set(nodeId, outbox);
     }
-    outbox.postMessage({ from: this.nodeId, payload } satisfies Envelope);
+    outbox.postMessage({ from: this.nodeId, payload: batch } satisfies Envelope);
   }
 
   close(): void {
+    this.batches.flush();
     this.closed = true;
     this.all.close();
     this.mine.close();
@@ -73,7 +87,10 @@ export class ThreadBus implements ClusterBus {
   /** Main thread: tells every thread that `nodeId` is gone (it exited). */
   static announceLost(namespace: string, nodeId: string): void {
     const channel = new BroadcastChannel(channelName(namespace, null));
-    channel.postMessage({ from: nodeId, payload: LEAVING_PAYLOAD } satisfies Envelope);
+    const batch = new Uint8Array(4 + LEAVING_PAYLOAD.length);
+    new DataView(batch.buffer).setUint32(0, LEAVING_PAYLOAD.length);
+    batch.set(LEAVING_PAYLOAD, 4);
+    channel.postMessage({ from: nodeId, payload: batch } satisfies Envelope);
     channel.close();
   }
 }
