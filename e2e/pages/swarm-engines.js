@@ -20,7 +20,7 @@ function createHttpEngine() {
  * p2p-media-loader-hlsjs 2.3.1, configured the way its README shows, against our tracker.
  * Counters come from its core's onChunkDownloaded / onChunkUploaded events.
  */
-async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManifestUrl }) {
+async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManifestUrl, settings = {} }) {
   const { HlsJsP2PEngine } = await import('p2p-media-loader-hlsjs');
   const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
   const peerIds = new Set();
@@ -34,6 +34,7 @@ async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManif
         core: {
           announceTrackers: trackers,
           rtcConfig: { iceServers },
+          ...settings,
           ...(integrityManifestUrl ? { validateP2PSegment: sha256Validator(integrityManifestUrl) } : {}),
         },
         onHlsJsCreated(hls) {
@@ -162,10 +163,14 @@ export function fragmentBytes(data) {
   return data.frag?.stats?.loaded || data.payload?.byteLength || 0;
 }
 
-/** `engine`: 'http' | 'shoal' | 'p2p-media-loader'. A viewer with P2P off always gets 'http'. */
+/**
+ * `engine`: 'http' | 'shoal' | 'p2p-media-loader' | 'p2p-media-loader-peertube' (PeerTube's live
+ * settings). A viewer with P2P off always gets 'http'.
+ */
 export async function createEngine(engine, options) {
   if (engine === 'http' || !options.p2p) return createHttpEngine();
   if (engine === 'p2p-media-loader') return createP2pMediaLoaderEngine(options);
+  if (engine === 'p2p-media-loader-peertube') return createP2pMediaLoaderEngine({ ...options, settings: { highDemandTimeWindow: 4 } });
   if (engine === 'shoal') return createShoalEngine(options);
   throw new Error(`unknown engine "${engine}" (http | shoal | p2p-media-loader)`);
 }

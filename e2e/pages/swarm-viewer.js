@@ -103,7 +103,7 @@ try {
   const hlsConfig = {
     // Worker off for p2p-media-loader: 2.3.1 hands peers detached (empty) buffers when hls.js
     // transfers segments to its transmuxing worker, so its users run without it.
-    enableWorker: params.has('worker') ? params.get('worker') !== '0' : engineName !== 'p2p-media-loader',
+    enableWorker: params.has('worker') ? params.get('worker') !== '0' : !engineName.startsWith('p2p-media-loader'),
     // Buffer settings are explicit and identical for every engine in a comparison: hls.js's
     // defaults reach far ahead at low bitrates.
     maxBufferLength: numberParam('maxBufferLength', 20),

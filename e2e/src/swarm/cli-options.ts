@@ -1,35 +1,12 @@
-// The swarm CLI's arguments, parsed and validated into SwarmOptions.
+// The swarm CLI's arguments, parsed and validated into SwarmOptions. The help text is
+// e2e/bin/swarm-usage.js (plain JavaScript: it prints before any build).
 import { parseArgs } from 'node:util';
 import { networkProfiles } from '../network-profiles.js';
 import { natModes, type NatMode, type SwarmOptions } from './run-swarm.js';
 import { scenarios } from './scenarios.js';
+import { parseThreshold } from './thresholds.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
 
-export const usage = `usage: npm run swarm -- [options]
-
-  --scenario NAME     ${Object.keys(scenarios).join(' | ')} (default live-normal)
-  --peers N           concurrent viewers (default 4)
-  --duration S        seconds per engine run (default 60)
-  --engine NAME       shoal | http | p2p-media-loader (default shoal); an HTTP-only baseline
-                      runs first unless --no-baseline
-  --compare A,B,...   run these engines one after another with identical settings
-  --out DIR           where report.json and report.html go (default out/swarm-<scenario>-<time>)
-  --stream URL        an external master playlist: no origin count then (the report says so)
-  --tracker URL       an external tracker (default: Shoal's tracker, started per run)
-  --level N           pin hls.js to rendition N (default: ABR)
-  --sample-interval S seconds between samples (default 5; 2 under a minute)
-  --network NAME      ${Object.keys(networkProfiles).join(' | ')}: each viewer its own Chromium in
-                      its own network namespace, its uplink and downlink shaped with tc tbf as
-                      the simulator's profile of that name (uplinks are multiples of the
-                      --level rendition's bitrate, else the top one's). Default: all viewers in
-                      one Chromium on loopback, unshaped
-  --nat stun|turn     every viewer behind a NAT of its own, coturn started on the test network:
-                      stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN
-                      offered (only the relay works). Network unlimited unless --network
-  --no-baseline       skip the HTTP-only baseline for --engine
-  --no-integrity      do not verify segments from peers against the origin's SHA-256 manifest
-                      (verified by default, as PeerTube does)
-`;
 
 export interface CliOptions extends SwarmOptions {
   outDir: string;
@@ -47,26 +24,30 @@ const engineName = (text: string): EngineName => {
   return text as EngineName;
 };
 
+/** Every option the CLI accepts (parseArgs' table). */
+export const swarmCliOptions = {
+  scenario: { type: 'string', default: 'live-normal' },
+  peers: { type: 'string' },
+  duration: { type: 'string' },
+  engine: { type: 'string' },
+  compare: { type: 'string' },
+  out: { type: 'string' },
+  stream: { type: 'string' },
+  tracker: { type: 'string' },
+  level: { type: 'string' },
+  'sample-interval': { type: 'string' },
+  network: { type: 'string' },
+  nat: { type: 'string' },
+  assert: { type: 'string', multiple: true },
+  'no-baseline': { type: 'boolean', default: false },
+  'no-integrity': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      scenario: { type: 'string', default: 'live-normal' },
-      peers: { type: 'string' },
-      duration: { type: 'string' },
-      engine: { type: 'string' },
-      compare: { type: 'string' },
-      out: { type: 'string' },
-      stream: { type: 'string' },
-      tracker: { type: 'string' },
-      level: { type: 'string' },
-      'sample-interval': { type: 'string' },
-      network: { type: 'string' },
-      nat: { type: 'string' },
-      'no-baseline': { type: 'boolean', default: false },
-      'no-integrity': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+    options: swarmCliOptions,
     strict: true,
   });
   if (values.help) return 'help';
@@ -111,6 +92,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     network: values.network,
     nat: values.nat as NatMode | undefined,
     integrity: !values['no-integrity'],
+    thresholds: (values.assert ?? []).map(parseThreshold),
   };
 }
 

@@ -3,7 +3,7 @@
 import type { DirectionReport, NetworkReport } from './link-report.js';
 import type { PeerReport, RunReport, SwarmReport } from './report.js';
 
-const engineColors: Record<string, string> = { shoal: '#1f77b4', 'p2p-media-loader': '#9467bd', http: '#7f7f7f' };
+const engineColors: Record<string, string> = { shoal: '#1f77b4', 'p2p-media-loader': '#9467bd', 'p2p-media-loader-peertube': '#e377c2', http: '#7f7f7f' };
 const colorOf = (engine: string) => engineColors[engine] ?? '#2ca02c';
 const httpColor = '#f28e2b';
 const p2pColor = '#4e79a7';
@@ -150,6 +150,12 @@ export function renderReportHtml(report: SwarmReport): string {
   const validity = report.validity
     ? `<p class="${report.validity.valid ? 'ok' : 'bad'}">${report.validity.valid ? 'Valid' : 'NOT VALID'}: ${escapeHtml(report.validity.reason)}.</p>`
     : '<p class="warn">No HTTP-only baseline ran: the QoE figures have nothing to compare with.</p>';
+  const partial = report.partial ? `<p class="bad">PARTIAL: ${escapeHtml(report.partial.reason)}. The figures cover what ran.</p>` : '';
+  const thresholds = report.thresholds.length
+    ? `<h2>Thresholds</h2><ul>${report.thresholds
+        .map((result) => `<li class="${result.pass ? 'ok' : 'bad'}">${result.pass ? 'PASS' : 'FAIL'} ${escapeHtml(result.engine)}: <code>${escapeHtml(result.threshold)}</code> (actual ${result.actual ?? '–'}${result.bound !== null ? `, bound ${result.bound}` : ''})${result.reason ? `: ${escapeHtml(result.reason)}` : ''}</li>`)
+        .join('')}</ul>`
+    : '';
   const notes = report.runs.flatMap((run) => run.notes.map((note) => `<li><b>${escapeHtml(run.engine)}</b>: ${escapeHtml(note)}</li>`)).join('');
   const perEngine = report.runs
     .map(
@@ -173,8 +179,10 @@ figure { margin: 0 0 12px; } figcaption { color: #555; font-size: 12px; }
 code { background: #f4f4f4; padding: 1px 4px; }
 </style></head><body>
 <h1>Swarm: ${escapeHtml(report.scenario)} · ${report.peers} viewers · ${report.durationS} s</h1>
-<p class="meta">${escapeHtml(report.createdAt)} · ${report.machine.cpus} CPUs · ${escapeHtml(report.machine.platform)} · Node ${escapeHtml(report.machine.node)} · stream ${escapeHtml(report.streamUrl)}${report.originCounted ? '' : ' (external: origin count unavailable, origin figures estimated from the viewers\' counters)'}${report.command ? ` · <code>${escapeHtml(report.command)}</code>` : ''}</p>
+<p class="meta">${escapeHtml(report.createdAt)} · ${report.machine.cpus} CPUs · ${escapeHtml(report.machine.platform)} · Node ${escapeHtml(report.machine.node)} · stream ${escapeHtml(report.streamUrl)}${report.originCounted ? '' : ' (external: origin count unavailable, origin figures estimated from the viewers\' counters)'}${report.command ? ` · <code>${escapeHtml(report.command)}</code>` : ''} · Shoal ${escapeHtml(report.shoalCommit ?? 'commit unknown')} · report schema ${report.schemaVersion}</p>
+${partial}
 ${validity}
+${thresholds}
 ${summaryTable(report)}
 <h2>Offload over time</h2>
 ${offloadChart(report)}

@@ -28,7 +28,7 @@ export function renderReportTable(report: SwarmReport): string {
   const widths = columns.map((_, index) => Math.max(...rows.map((row) => row[index]!.length)));
   const line = (row: string[]) => row.map((cell, index) => (index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!))).join('  ');
   const lines = [
-    `${report.scenario} · ${report.peers} viewers · ${report.durationS} s${report.originCounted ? '' : ' · external stream: origin count unavailable'}`,
+    `${report.scenario} · ${report.peers} viewers · ${report.durationS} s${report.originCounted ? '' : ' · external stream: origin count unavailable'} · Shoal ${report.shoalCommit?.slice(0, 12) ?? 'commit unknown'}${report.partial ? ' · PARTIAL' : ''}`,
     line(rows[0]!),
     ...rows.slice(1).map(line),
   ];

@@ -19,6 +19,7 @@ import {
 } from './metrics.js';
 import { summarizeNetwork, type NetworkRecord, type NetworkReport } from './link-report.js';
 import type { Scenario } from './scenarios.js';
+import type { ThresholdResult } from './thresholds.js';
 import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 
 export interface OriginCount {
@@ -205,7 +206,11 @@ export function summarizeRun(record: RunRecord): RunReport {
   } else if (record.integrity === false) {
     notes.push('Segments from peers were NOT verified (--no-integrity, or an external stream without a manifest).');
   }
-  if (record.engine === 'p2p-media-loader') {
+  if (record.engine === 'p2p-media-loader') notes.push('p2p-media-loader 2.3.1 with its default settings.');
+  if (record.engine === 'p2p-media-loader-peertube') {
+    notes.push("p2p-media-loader 2.3.1 with PeerTube's live settings: highDemandTimeWindow 4 s (liveSyncDurationCount is the scenario's, as for every engine).");
+  }
+  if (record.engine.startsWith('p2p-media-loader')) {
     notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
   }
   const latencies = perPeer.map((peer) => peer.latencyS).filter((value): value is number => value !== null);
@@ -278,7 +283,17 @@ function sumConnections(counts: Array<ConnectionCounts | undefined>): Connection
   return total;
 }
 
+/** report.json's shape version: bumped when a field changes meaning or goes away. */
+export const REPORT_SCHEMA_VERSION = 2;
+
 export interface SwarmReport extends RunReport {
+  schemaVersion: number;
+  /** The Shoal commit that ran (git HEAD, "+dirty" with local changes); null outside a checkout. */
+  shoalCommit: string | null;
+  /** Set when the run was cut short (interrupted, watchdog): the figures cover what ran. */
+  partial: { reason: string } | null;
+  /** The --assert thresholds, checked (empty without any). */
+  thresholds: ThresholdResult[];
   /** Every engine run of the comparison, in the order they ran. */
   runs: RunReport[];
   /** The HTTP-only run the others are compared with; null when none ran. */
@@ -295,7 +310,15 @@ export interface SwarmReport extends RunReport {
  * report.json: the top-level fields are those of the first P2P engine run (or the only run),
  * with origin saving against the baseline; every run is under `runs`.
  */
-export function buildSwarmReport(runs: RunReport[], context: { machine: SwarmReport['machine']; command: string }): SwarmReport {
+export interface ReportContext {
+  machine: SwarmReport['machine'];
+  command: string;
+  shoalCommit?: string | null;
+  partial?: { reason: string } | null;
+  thresholds?: ThresholdResult[];
+}
+
+export function buildSwarmReport(runs: RunReport[], context: ReportContext): SwarmReport {
   const baseline = runs.find((run) => run.engine === 'http') ?? null;
   for (const run of runs) {
     if (baseline && run !== baseline && run.originSegmentBytes !== null && baseline.originSegmentBytes !== null) {
@@ -332,5 +355,18 @@ export function buildSwarmReport(runs: RunReport[], context: { machine: SwarmRep
       addedStalls: baseline ? run.stalls.count - baseline.stalls.count : null,
       startupDeltaMs: baseline && run.startupMs.p50 !== null && baseline.startupMs.p50 !== null ? run.startupMs.p50 - baseline.startupMs.p50 : null,
     }));
-  return { ...primary, runs, baseline, validity, versusBaseline, createdAt: new Date().toISOString(), ...context };
+  return {
+    ...primary,
+    schemaVersion: REPORT_SCHEMA_VERSION,
+    shoalCommit: context.shoalCommit ?? null,
+    partial: context.partial ?? null,
+    thresholds: context.thresholds ?? [],
+    runs,
+    baseline,
+    validity,
+    versusBaseline,
+    createdAt: new Date().toISOString(),
+    machine: context.machine,
+    command: context.command,
+  };
 }

@@ -2,6 +2,7 @@
 // scenario says, sampling while they play, then the report. Without a network profile: one browser,
 // one context per viewer, all on loopback. With one (--network): one browser per viewer, each in
 // its own network namespace with its link shaped as the profile says (viewer-networks.ts).
+import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -15,7 +16,8 @@ import { sampleMediaSpec } from '../sample-media.js';
 import { startStaticServer, type StaticServer } from '../static-server.js';
 import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js';
 import type { TimelinePoint } from './metrics.js';
-import { buildSwarmReport, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from './report.js';
+import { buildSwarmReport, REPORT_SCHEMA_VERSION, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from './report.js';
+import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
@@ -60,6 +62,13 @@ export interface SwarmOptions {
    * PeerTube does: default true; ignored (and said so) for an external stream.
    */
   integrity?: boolean;
+  /** --assert thresholds, checked on the report (report.thresholds); they never throw. */
+  thresholds?: Threshold[];
+  /**
+   * Cuts the comparison short: the engine run under way stops sampling, and the report covers
+   * what ran, marked partial with the signal's reason (a string).
+   */
+  signal?: AbortSignal;
   log?: (line: string) => void;
   /** The command line, recorded in the report. */
   command?: string;
@@ -93,6 +102,20 @@ export function sampleStreamBitrate(level = -1): number {
   const rendition = renditions[level >= 0 && level < renditions.length ? level : renditions.length - 1]!;
   return (rendition.videoKbps + sampleMediaSpec.audioKbps) * 1000;
 }
+
+/** git HEAD of this checkout, "+dirty" with uncommitted changes to tracked files; null outside one. */
+export function shoalCommit(): string | null {
+  const root = repoPath('.');
+  const head = spawnSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return null;
+  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' });
+  return `${head.stdout.trim()}${status.stdout.trim() ? '+dirty' : ''}`;
+}
+
+const minutes = (ms: number) => {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+};
 
 /** Where the viewers run: one shared browser on loopback, or shaped namespaces of their own. */
 type Stage =
@@ -139,15 +162,51 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
     }
     pages = await startStaticServer({ mounts: viewerPageMounts(), host: hubHost(stage) });
     const runs: RunReport[] = [];
+    const comparisonStartMs = Date.now();
+    // Seconds a run takes beyond its duration (start-up, collection): measured once one has run.
+    let overheadS = 15 + options.peers * (stage.kind === 'shaped' ? 2 : 0.5);
+    const aborted = () => (options.signal?.aborted ? String(options.signal.reason ?? 'interrupted') : null);
     for (const [index, engine] of options.engines.entries()) {
+      if (aborted()) break;
       if (index > 0) await sleep(2_000); // let the previous run's processes wind down
-      log(`== ${engine}: ${scenario.name}, ${options.peers} viewers, ${options.durationS} s`);
-      const record = await runEngine(stage, pages, scenario, engine, options, log);
-      runs.push(summarizeRun(record));
+      log(`== ${engine} (${index + 1}/${options.engines.length}): ${scenario.name}, ${options.peers} viewers, ${options.durationS} s`);
+      const runStartMs = Date.now();
+      const progress = (tS: number) => {
+        const leftMs = (options.durationS - tS) * 1000 + (options.engines.length - index - 1) * (options.durationS + overheadS) * 1000;
+        return `[${index + 1}/${options.engines.length} ${engine} ${Math.round(tS)}/${options.durationS} s · elapsed ${minutes(Date.now() - comparisonStartMs)} · ~${minutes(leftMs)} left]`;
+      };
+      try {
+        const record = await runEngine(stage, pages, scenario, engine, options, log, progress);
+        const run = summarizeRun(record);
+        const cut = aborted();
+        if (cut) run.notes.push(`Cut short after ${record.durationS} of ${options.durationS} s (${cut}).`);
+        runs.push(run);
+      } catch (error) {
+        if (!aborted()) throw error;
+        log(`${engine}: stopped while starting (${(error as Error).message})`);
+      }
+      overheadS = (Date.now() - runStartMs) / 1000 - options.durationS;
+    }
+    const cut = aborted();
+    const machine = { cpus: cpus().length, platform: `${process.platform}-${process.arch}`, node: process.version };
+    const thresholdResults = checkThresholds(options.thresholds ?? [], runs);
+    if (runs.length === 0) {
+      // Cut short before any engine ran: a report that says so, with nothing to show.
+      if (!cut) throw new Error('no engine ran');
+      const empty = { schemaVersion: REPORT_SCHEMA_VERSION, shoalCommit: shoalCommit(), partial: { reason: cut }, thresholds: thresholdResults, runs: [], machine, command: options.command ?? '', createdAt: new Date().toISOString() };
+      if (options.outDir) {
+        await mkdir(options.outDir, { recursive: true });
+        await writeFile(join(options.outDir, 'report.json'), `${JSON.stringify(empty, null, 2)}\n`);
+        await writeFile(join(options.outDir, 'report.html'), `<!doctype html><meta charset="utf-8"><title>Shoal swarm: partial</title><p>Cut short before any engine ran: ${cut.replace(/[<&]/g, '')}.</p>\n`);
+      }
+      throw new Error(`cut short before any engine ran (${cut})`);
     }
     const report = buildSwarmReport(runs, {
-      machine: { cpus: cpus().length, platform: `${process.platform}-${process.arch}`, node: process.version },
+      machine,
       command: options.command ?? '',
+      shoalCommit: shoalCommit(),
+      partial: cut ? { reason: cut } : null,
+      thresholds: thresholdResults,
     });
     if (options.outDir) {
       await mkdir(options.outDir, { recursive: true });
@@ -155,6 +214,8 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
       await writeFile(join(options.outDir, 'report.html'), renderReportHtml(report));
     }
     log(renderReportTable(report));
+    if (cut) log(`PARTIAL: ${cut}; the report covers what ran`);
+    for (const line of renderThresholdLines(thresholdResults)) log(line);
     return report;
   } finally {
     await pages?.close();
@@ -186,6 +247,7 @@ async function runEngine(
   engine: EngineName,
   options: SwarmOptions,
   log: (line: string) => void,
+  progress: (tS: number) => string,
 ): Promise<RunRecord> {
   let origin: Origin | null = null;
   let tracker: TrackerProcess | null = null;
@@ -220,7 +282,9 @@ async function runEngine(
       if (stage.kind !== 'shaped') throw new Error('no namespaces without a network profile');
       const link = viewerLink(stage.profile, index, stage.bitrateBitsPerS);
       const namespace = await stage.networks.add(link, stage.nat ? natKinds[stage.nat] : 'none');
-      const browser = await stage.networks.launchBrowser(namespace, { args: ['--mute-audio'] });
+      // The pages come from the hub's address, not loopback: without this the page is no secure
+      // context, and has no crypto.subtle to verify segments with.
+      const browser = await stage.networks.launchBrowser(namespace, { args: ['--mute-audio', `--unsafely-treat-insecure-origin-as-secure=${pages.url}`] });
       const [counters] = stage.networks.counters().slice(namespace.index);
       const tS = Math.max(0, (Date.now() - startedAtMs) / 1000);
       const linkRecord: ViewerLinkRecord = { id: `v${index}`, address: namespace.address, link, samples: [{ tS, upBytes: counters?.upBytes ?? 0, downBytes: counters?.downBytes ?? 0 }] };
@@ -242,7 +306,7 @@ async function runEngine(
       // Chromium takes a second or more to start on a busy machine: start them all before the
       // clock, so that the joins keep the scenario's schedule.
       log(`  starting ${options.peers} browsers, each in its own network namespace`);
-      for (let index = 0; index < options.peers; index += 1) await prepareSlot(index);
+      for (let index = 0; index < options.peers && !options.signal?.aborted; index += 1) await prepareSlot(index);
       startedAtMs = Date.now();
       const counters = stage.networks.counters();
       for (const slot of slots.values()) {
@@ -288,10 +352,10 @@ async function runEngine(
       const active = viewers.filter((viewer) => viewer.leftAtMs === null);
       const playing = active.filter((viewer) => viewer.last?.firstFrameMs != null).length;
       const share = delivered > 0 ? `${Math.round((1 - originBytes / delivered) * 100)}%` : '–';
-      log(`  ${engine} t=${tS}s viewers ${active.length} (playing ${playing}) offload ${share} origin ${(originBytes / 1e6).toFixed(1)} MB`);
+      log(`  ${progress(tS)} viewers ${active.length} (playing ${playing}) offload ${share} origin ${(originBytes / 1e6).toFixed(1)} MB`);
     };
 
-    while (Date.now() < endAtMs) {
+    while (Date.now() < endAtMs && !options.signal?.aborted) {
       const now = Date.now();
       while (joins.length > 0 && joins[0]!.atMs <= now) await join(joins.shift()!.index);
       if (now >= nextChurnMs && endAtMs - now > churnEveryMs / 2) {
@@ -322,7 +386,8 @@ async function runEngine(
       scenario,
       engine,
       peers: options.peers,
-      durationS: options.durationS,
+      // A run cut short lasted what it lasted.
+      durationS: options.signal?.aborted ? Math.round((finishedAtMs - startedAtMs) / 1000) : options.durationS,
       streamUrl,
       trackerUrl,
       startedAtMs,

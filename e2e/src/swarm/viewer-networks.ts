@@ -258,7 +258,9 @@ export interface ShapedViewers {
 /**
  * For browser tests: `count` viewer namespaces with links from a network profile (uplinks as
  * multiples of `bitrateBitsPerS`), a Chromium in each. Serve pages, origin and tracker on
- * `networks.hubAddress`. Must run inside scripts/netns.mjs (the browser tests do).
+ * `networks.hubAddress`. Must run inside scripts/netns.mjs (the browser tests do). Pages served
+ * from the hub's address are no secure context (no crypto.subtle) unless the launch arguments
+ * say `--unsafely-treat-insecure-origin-as-secure=<pages origin>`.
  */
 export async function startShapedViewers(options: {
   count: number;

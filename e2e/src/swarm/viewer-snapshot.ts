@@ -1,8 +1,9 @@
 // What a swarm viewer page reports (e2e/pages/swarm-viewer.js, `window.swarmViewer.snapshot()`).
 // A leaf module: the runner, metrics and report all read these shapes.
 
-export type EngineName = 'http' | 'shoal' | 'p2p-media-loader';
-export const engineNames: readonly EngineName[] = ['http', 'shoal', 'p2p-media-loader'];
+/** p2p-media-loader-peertube: p2p-media-loader with PeerTube's live settings (highDemandTimeWindow 4). */
+export type EngineName = 'http' | 'shoal' | 'p2p-media-loader' | 'p2p-media-loader-peertube';
+export const engineNames: readonly EngineName[] = ['http', 'shoal', 'p2p-media-loader', 'p2p-media-loader-peertube'];
 
 export interface StallRecord {
   /** Epoch ms. */

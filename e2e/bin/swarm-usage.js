@@ -1,0 +1,45 @@
+// `npm run swarm -- --help`, in plain JavaScript so that it prints on a fresh clone before any
+// build. e2e/test/swarm-cli.test.ts checks that it names every option, scenario, engine and
+// network the compiled CLI accepts.
+export const usage = `usage: npm run swarm -- [options]
+
+Swarms of real Chromium viewers against the local origin and Shoal's tracker (or an external
+stream), measuring offload and playback quality beside an HTTP-only baseline. Writes
+report.json (schema version, Shoal commit, every figure) and report.html.
+
+  --scenario NAME     live-normal | live-high | live-high-half | live-low | vod | churn
+                      (default live-normal)
+  --peers N           concurrent viewers (default 4)
+  --duration S        seconds per engine run (default 60)
+  --engine NAME       shoal | http | p2p-media-loader | p2p-media-loader-peertube (default
+                      shoal); an HTTP-only baseline runs first unless --no-baseline
+  --compare A,B,...   run these engines one after another with identical settings
+                      (p2p-media-loader: its defaults; p2p-media-loader-peertube: PeerTube's
+                      live settings, highDemandTimeWindow 4)
+  --out DIR           where report.json and report.html go (default out/swarm-<scenario>-<time>)
+  --stream URL        an external master playlist: no origin count then (the report says so)
+  --tracker URL       an external tracker (default: Shoal's tracker, started per run)
+  --level N           pin hls.js to rendition N (default: ABR)
+  --sample-interval S seconds between samples (default 5; 2 under a minute)
+  --network NAME      unlimited | realistic | critical | mixed: each viewer its own Chromium in
+                      its own network namespace, its uplink and downlink shaped with tc tbf as
+                      the simulator's profile of that name (e2e/src/network-profiles.ts;
+                      uplinks are multiples of the --level rendition's bitrate, else the top
+                      one's). Default: all viewers in one Chromium on loopback, unshaped
+  --nat stun|turn     every viewer behind a NAT of its own, coturn started on the test network:
+                      stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN
+                      offered (only the relay works). Network unlimited unless --network
+  --no-baseline       skip the HTTP-only baseline for --engine
+  --no-integrity      do not verify segments from peers against the origin's SHA-256 manifest
+                      (verified by default, as PeerTube does)
+  --assert EXPR       a threshold, repeatable: [ENGINE:]FIGURE OP VALUE, OP one of >= <= > <,
+                      VALUE a number or "baseline" (the HTTP-only run's same figure). Figures:
+                      offload, efficiency, saving, fetches, stalls, stall-seconds, not-started,
+                      startup (ms), latency (s). Checked on every run but the baseline (or the
+                      named engine's). E.g. --assert offload>=0.6 --assert stalls<=baseline
+  -h, --help          this text
+
+Exit codes: 0 done; 1 error; 2 bad arguments; 3 the watchdog stopped the run (partial report
+written); 4 the HTTP-only baseline itself did not play smoothly (figures not valid); 5 an --assert
+threshold failed; 130/143 interrupted (SIGINT/SIGTERM; partial report written).
+`;
