@@ -17,9 +17,11 @@ export const usage = `usage: npm run simulate -- [options]
   --scenario NAME       ${scenarioNames.join(' | ')} (default live-normal)
   --peers N             concurrent viewers (default 100)
   --network NAME        ${Object.keys(networkProfiles).join(' | ')} (default unlimited)
-                          unlimited: no bandwidth limit; realistic: 2 Mbit/s down, 300 kbit/s up;
-                          mixed: 20 Mbit/s down, uplinks 0.3/1/3/10 Mbit/s (25% each)
+${Object.values(networkProfiles).map((profile) => `                          ${profile.name}: ${profile.description}`).join('\n')}
+                        (the browser swarm's --network profiles: e2e/src/network-profiles.ts)
   --minutes M           simulated minutes (default 10)
+  --join-spread S       viewers join over S seconds (default: the scenario's, 30; VOD 60); the
+                        browser swarm joins one a second: --join-spread 7 for 8 viewers
   --seed N              random seed: the same seed gives the same report (default 1)
   --engine NAME         shoal | http (default shoal); http is the HTTP-only baseline alone
   --no-baseline         with --engine shoal, skip the HTTP-only baseline run
@@ -56,6 +58,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       'no-baseline': { type: 'boolean', default: false },
       'bitrate-kbps': { type: 'string' },
       'engine-options': { type: 'string' },
+      'join-spread': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -87,6 +90,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       engine: values.engine as SimEngine,
       bitrateKbps: positive('bitrate-kbps', values['bitrate-kbps'], DEFAULT_SIMULATION.bitrateKbps),
       engineOptions,
+      ...(values['join-spread'] === undefined ? {} : { joinSpreadS: positive('join-spread', values['join-spread'], 30) }),
     },
     baseline: values.engine === 'shoal' && !values['no-baseline'],
     outDir: values.out,

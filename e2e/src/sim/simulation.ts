@@ -29,6 +29,8 @@ export interface SimulationConfig {
   engineOptions: EngineOptionsInput;
   /** Offload-over-time bucket, s. */
   bucketS: number;
+  /** Viewers join over this many seconds instead of the scenario's (the browser swarm's schedule: peers - 1). */
+  joinSpreadS?: number;
   /** Replaces a viewer's drawn access link (tests give one viewer a particular uplink). */
   linkOverride?: (viewerIndex: number, drawn: LinkCapacity) => LinkCapacity;
   /** Called before the run starts: tests inject faults through it. */
@@ -90,7 +92,8 @@ export class Simulation {
   private readonly streamKey: string;
 
   constructor(readonly config: SimulationConfig) {
-    this.scenario = simScenario(config.scenario);
+    const scenario = simScenario(config.scenario);
+    this.scenario = config.joinSpreadS === undefined ? scenario : { ...scenario, joinSpreadS: config.joinSpreadS };
     const swarm = this.scenario.swarm;
     this.prng = new Prng(config.seed);
     this.hostPrng = this.prng.fork(1);
