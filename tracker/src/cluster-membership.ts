@@ -75,10 +75,12 @@ export interface MembershipCounters {
   /** Relays for a socket that had closed meanwhile. */
   relaysUndeliverable: number;
   nodesLost: number;
+  /** Messages from other nodes that could not be read. */
+  malformed: number;
 }
 
 export class ClusterMembership {
-  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0 };
+  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0, malformed: 0 };
   private readonly remote = new Map<string, Map<number, RemoteConnection>>();
   private localPeerCount = 0;
   private localSeederCount = 0;
@@ -99,7 +101,14 @@ export class ClusterMembership {
     };
     registry.onPeerChanged = (peer) => this.peerChanged(peer);
     registry.expiresElsewhere = (peer) => peer.owner instanceof RemoteConnection;
-    bus.onMessage = (from, payload) => this.receive(from, payload);
+    bus.onMessage = (from, payload) => {
+      try {
+        this.receive(from, payload);
+      } catch {
+        // Another program on our channels, or a version skew between nodes: one message lost, not the node.
+        this.counters.malformed++;
+      }
+    };
     bus.onNodeLost = (nodeId) => this.forgetNode(nodeId);
     bus.onConnected = () => {
       // Whoever missed our joins while we were away gets the whole list; we ask for theirs.
@@ -179,8 +188,10 @@ export class ClusterMembership {
     const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     switch (type) {
       case JOIN:
+        if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('JOIN length');
         return this.applyJoin(from, view, 1);
       case LEAVE: {
+        if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('LEAVE length');
         const { connectionId, infoHash, peerId } = decodeEntry(view, 1);
         const peer = this.registry.getPeer(infoHash, peerId);
         const owner = peer?.owner;
@@ -189,6 +200,7 @@ export class ClusterMembership {
         return;
       }
       case RELAY: {
+        if (payload.length < 5) throw new RangeError('RELAY length');
         this.counters.relaysReceived++;
         const connection = this.localConnection(view.getUint32(1));
         if (!connection || connection.closed) {
@@ -209,6 +221,8 @@ export class ClusterMembership {
       case BYE:
         this.forgetNode(from);
         return;
+      default:
+        throw new RangeError(`unknown message type ${type}`);
     }
   }
 

@@ -10,16 +10,16 @@ import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { readOpenFilesLimit } from './open-files-limit.js';
 import { clientIp } from './client-ip.js';
-import { ClusterMembership, type AddressableConnection, type ClusterBus } from './cluster-membership.js';
-import { RedisBus, redactUrl } from './redis-bus.js';
-import { ThreadBus } from './thread-bus.js';
-import { mergeThreadStats, type SiblingStats } from './worker-stats.js';
-import { hostname } from 'node:os';
+import { joinCluster, type ThreadPlace } from './cluster-setup.js';
+import { redactUrl } from './redis-bus.js';
+import { mergeThreadStats } from './worker-stats.js';
 import { findFreePort } from './free-port.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { EventLoopMonitor, countOpenFds } from './process-metrics.js';
 import { RateWindow, renderPrometheus, type RejectedConnections, type TrackerStats } from './stats.js';
-import { CLOSE_POLICY, Connection, TrackerEngine } from './tracker-engine.js';
+import { CLOSE_POLICY, TrackerEngine } from './tracker-engine.js';
+import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, UwsConnection, type SocketData } from './uws-connection.js';
+import { respondLater, sendHealth, sendHttp, type HealthState } from './http-responses.js';
 import { loadUws, type UwsBuild } from './uws-loader.js';
 import { TRACKER_VERSION } from './version.js';
 
@@ -50,80 +50,11 @@ export interface RunningTracker {
 export interface StartDependencies {
   logger?: Logger;
   /** Set by the worker-thread entry: this thread joins its siblings' cluster over a ThreadBus. */
-  thread?: { namespace: string; nodeId: string; threads: number; siblingStats: SiblingStats };
-}
-
-/** A connection on a uWS socket. */
-/** uWS copies the user data's own properties onto its socket object (prototypes are lost), so the socket carries one reference. */
-interface SocketData {
-  connection: UwsConnection;
-}
-
-let nextConnectionId = 1;
-
-class UwsConnection extends Connection implements AddressableConnection {
-  ws: WebSocket<SocketData> | null = null;
-  /** How other cluster nodes address this socket when they relay to it. */
-  readonly connectionId = nextConnectionId++ >>> 0;
-  constructor(
-    ip: string,
-    origin: string,
-    private readonly limits: { maxBackpressureBytes: number; onSlow: () => void },
-  ) {
-    super(ip, origin);
-  }
-
-  /** Frames held back until the cluster has heard of this socket's latest join or leave. */
-  private held: (string | Uint8Array)[] | null = null;
-  private holds = 0;
-
-  holdUntil(handedOver: Promise<void>): void {
-    this.holds++;
-    this.held ??= [];
-    void handedOver.finally(() => {
-      if (--this.holds > 0) return;
-      const frames = this.held ?? [];
-      this.held = null;
-      const ws = this.ws;
-      if (!ws) return;
-      ws.cork(() => {
-        for (const frame of frames) if (!this.send(frame)) break;
-      });
-    });
-  }
-
-  send(frame: string | Uint8Array): boolean {
-    const ws = this.ws;
-    if (this.closed || !ws) return false;
-    if (this.held) {
-      // The bytes are only valid during this call.
-      this.held.push(typeof frame === 'string' ? frame : frame.slice());
-      return true;
-    }
-    // 0: sent with nothing buffered; 1: sent but data is buffered; 2: dropped.
-    const status = ws.send(frame, false);
-    if (status !== 0 && (status === 2 || ws.getBufferedAmount() > this.limits.maxBackpressureBytes)) {
-      this.limits.onSlow();
-      this.close(CLOSE_TRY_AGAIN_LATER, 'too slow: backpressure limit');
-      return false;
-    }
-    return true;
-  }
-
-  close(code: number, reason: string): void {
-    const ws = this.ws;
-    if (this.closed || !ws) return;
-    // The engine's close bookkeeping runs in uWS's close handler, called from end().
-    this.ws = null;
-    ws.end(code, reason);
-  }
+  thread?: ThreadPlace;
 }
 
 const EXPIRY_SWEEP_MS = 5_000;
 const RATE_SAMPLE_MS = 1_000;
-const CLOSE_GOING_AWAY = 1001;
-const CLOSE_TRY_AGAIN_LATER = 1013;
-const CLOSE_INTERNAL_ERROR = 1011;
 
 function describeBuild(build: UwsBuild): string {
   return `${build.packageName}@${build.packageVersion} (${build.binary})`;
@@ -179,27 +110,23 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   let closed = false;
   const startedMs = Date.now();
   let publicUrl = '';
-  let membership: ClusterMembership | null = null;
-  // Cluster: worker threads of this process share swarms over a ThreadBus, nodes on several
-  // machines over Redis (with --workers and --redis, each thread is a Redis node).
+  // Worker threads of this process share swarms over a ThreadBus, nodes on several machines
+  // over Redis (with --workers and --redis, each thread is a Redis node).
   const thread = dependencies.thread;
-  const nodeId = thread?.nodeId ?? `${hostname()}/${process.pid}`;
-  let bus: (ClusterBus & { start(): void; close(): void }) | null = null;
-  let redisBus: RedisBus | null = null;
-  if (options.redis) {
-    redisBus = await RedisBus.connect({
-      url: options.redis,
-      nodeId: `${nodeId}/${Math.random().toString(36).slice(2, 8)}`,
-      leaseSec: options.clusterLeaseSec,
-      logger,
-      summary: () => ({ url: publicUrl, connections: sockets.size, peers: membership?.countLocal().peers ?? 0, startedMs }),
-    });
-    bus = redisBus;
-  } else if (thread) {
-    bus = new ThreadBus(thread.nodeId, thread.namespace);
-  }
-  if (bus) membership = new ClusterMembership(engine.registry, bus, (id) => connectionsById.get(id));
-  bus?.start();
+  // The summary may be asked for while joining (the first lease), before `cluster` is assigned.
+  let localPeers = () => 0;
+  const cluster = await joinCluster({
+    options,
+    logger,
+    thread,
+    registry: engine.registry,
+    localConnection: (id) => connectionsById.get(id),
+    summary: () => ({ url: publicUrl, connections: sockets.size, peers: localPeers(), startedMs }),
+  });
+  if (cluster) localPeers = () => cluster.membership.countLocal().peers;
+  const membership = cluster?.membership ?? null;
+  const bus = cluster?.bus ?? null;
+  const redisBus = cluster?.redisBus ?? null;
   const rateWindow = new RateWindow();
   const announceLatency = new LatencyHistogram();
   const eventLoop = new EventLoopMonitor();
@@ -260,40 +187,13 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const processStats = async (): Promise<TrackerStats> => (thread ? mergeThreadStats(stats(), await thread.siblingStats.collect()) : stats());
   thread?.siblingStats.answerWith(stats);
 
-  const sendHttp = (res: HttpResponse, status: string, contentType: string, body: string) => {
-    res.writeStatus(status).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-store').end(body);
-  };
+  const health = (): HealthState => ({ draining, redis: redisBus?.redisStatus ?? null });
   const addStatsRoutes = (app: TemplatedApp) => {
-    app.get('/health', sendHealth);
+    app.get('/health', (res) => sendHealth(res, health()));
     if (options.statsRoutes) {
-      app.get('/stats.json', (res) => respondLater(res, async () => ['application/json', JSON.stringify(await processStats())]));
-      app.get('/metrics', (res) => respondLater(res, async () => ['text/plain; version=0.0.4', renderPrometheus(await processStats())]));
+      app.get('/stats.json', (res) => respondLater(res, logger, async () => ['application/json', JSON.stringify(await processStats())]));
+      app.get('/metrics', (res) => respondLater(res, logger, async () => ['text/plain; version=0.0.4', renderPrometheus(await processStats())]));
     }
-  };
-  const sendHealth = (res: HttpResponse) => {
-    if (draining) return sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
-    const redis = redisBus?.redisStatus;
-    // Without Redis the node still serves its own peers: it says so, and stays in rotation.
-    if (redis && !redis.up) {
-      return sendHttp(res, '200 OK', 'application/json', JSON.stringify({ status: 'degraded', redis: 'down', since: new Date(redis.sinceMs).toISOString(), error: redis.lastError }));
-    }
-    sendHttp(res, '200 OK', 'application/json', redis ? '{"status":"ok","redis":"up"}' : '{"status":"ok"}');
-  };
-  /** Answers once `produce` resolves, unless the client went away meanwhile. */
-  const respondLater = (res: HttpResponse, produce: () => Promise<[string, string]>) => {
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
-    produce().then(
-      ([contentType, body]) => {
-        if (!aborted) res.cork(() => sendHttp(res, '200 OK', contentType, body));
-      },
-      (error: unknown) => {
-        logger.error('stats failed', { error: error instanceof Error ? error.message : String(error) });
-        if (!aborted) res.cork(() => sendHttp(res, '500 Internal Server Error', 'text/plain', 'stats failed\n'));
-      },
-    );
   };
   const separateMetrics = options.metricsHost !== null && options.metricsPort !== null;
 
@@ -360,7 +260,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       },
     });
     if (!separateMetrics) addStatsRoutes(app);
-    else app.get('/health', sendHealth);
+    else app.get('/health', (res) => sendHealth(res, health()));
     app.any('/*', (res) => sendHttp(res, '404 Not Found', 'text/plain', 'shoal tracker: connect with a WebSocket (ws:// or wss://)\n'));
     return app;
   };

@@ -163,6 +163,7 @@ export function renderPrometheus(stats: TrackerStats): string {
       ['{kind="relay_received"}', cluster.relays.relaysReceived],
       ['{kind="relay_undeliverable"}', cluster.relays.relaysUndeliverable],
       ['{kind="send_failed"}', cluster.relays.sendFailures],
+      ['{kind="malformed_received"}', cluster.relays.malformed],
     ]);
     metric('shoal_tracker_cluster_nodes_lost_total', 'counter', 'Nodes forgotten (left, or lease expired).', [['', cluster.relays.nodesLost]]);
     if (cluster.redis) metric('shoal_tracker_redis_up', 'gauge', '1 while Redis is reachable.', [['', cluster.redis.up ? 1 : 0]]);
