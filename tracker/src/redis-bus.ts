@@ -166,7 +166,11 @@ export class RedisBus implements ClusterBus {
     const idLength = message[0]!;
     const from = message.toString('utf8', 1, 1 + idLength);
     if (from === this.nodeId) return;
-    this.known.add(from);
+    if (!this.known.has(from)) {
+      this.known.add(from);
+      // A node we had not heard of: list it now rather than at our next renewal.
+      void this.renewLease();
+    }
     forEachPayload(new Uint8Array(message.buffer, message.byteOffset + 1 + idLength, message.length - 1 - idLength), (payload) => this.onMessage?.(from, payload));
   }
 
