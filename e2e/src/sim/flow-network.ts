@@ -226,7 +226,8 @@ export class FlowNetwork {
     let left = pipes.length;
     for (const index of order) {
       const rate = Math.min(caps[index]!, remaining / left);
-      remaining = Math.max(0, remaining - rate);
+      // An unlimited downlink stays unlimited (Infinity - Infinity would be NaN).
+      if (remaining !== Infinity) remaining = Math.max(0, remaining - rate);
       left--;
       const pipe = pipes[index]!;
       pipe.settle();
