@@ -82,24 +82,40 @@ export class RedisBus implements ClusterBus {
     this.leaseTimer.unref();
   }
 
-  /** Connects both clients; rejects with a clear message if Redis cannot be reached at start. */
+  /**
+   * Connects both clients. If Redis cannot be reached now the node starts anyway, serving its own
+   * peers (an outage at deploy time must not keep trackers down), says so in the log and in
+   * /health, and joins the cluster when Redis answers.
+   */
   static async connect(options: RedisBusOptions): Promise<RedisBus> {
     const bus = new RedisBus(options);
     try {
       await Promise.all([bus.publisher.connect(), bus.subscriber.connect()]);
-      await bus.subscriber.subscribe(bus.channel(null), bus.channel(bus.nodeId));
+      await bus.subscribe();
       await bus.renewLease();
+      bus.connectedAtStart = true;
     } catch (error) {
-      bus.close();
-      throw new Error(`cannot use Redis at ${redactUrl(options.url)}: ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      options.logger.warn('Redis unreachable at start: serving this node\'s own peers until it answers', { redis: redactUrl(options.url), error: message });
+      bus.status = { up: false, sinceMs: Date.now(), lastError: message };
     }
     return bus;
   }
 
-  /** Call once the membership is wired: announces this node. */
+  /** Call once the membership is wired: announces this node (now, or when Redis first answers). */
   start(): void {
+    if (!this.connectedAtStart) return;
     this.status = { up: true, sinceMs: Date.now(), lastError: null };
     this.onConnected?.();
+  }
+
+  private connectedAtStart = false;
+  private subscribed = false;
+
+  private async subscribe(): Promise<void> {
+    if (this.subscribed) return;
+    await this.subscriber.subscribe(this.channel(null), this.channel(this.nodeId));
+    this.subscribed = true;
   }
 
   get redisStatus(): RedisStatus {
@@ -187,8 +203,15 @@ export class RedisBus implements ClusterBus {
   private async checkUp(): Promise<void> {
     if (this.closed || this.status.up) return;
     if (this.publisher.status !== 'ready' || this.subscriber.status !== 'ready') return;
-    // ioredis resubscribes by itself; the others may have dropped us, so tell them everything again.
-    this.options.logger.info('Redis reachable again: re-syncing with the cluster');
+    // ioredis resubscribes by itself once subscribed; the others may have dropped us, so tell them everything again.
+    try {
+      await this.subscribe();
+    } catch (error) {
+      this.setDown(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    if (this.closed || this.status.up) return;
+    this.options.logger.info('Redis reachable: (re-)syncing with the cluster');
     this.status = { up: true, sinceMs: Date.now(), lastError: null };
     await this.renewLease();
     this.onConnected?.();

@@ -5,7 +5,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { WsPeer, binaryId, sdp, type Message } from './support/ws-peer.js';
-import { startCliTracker, startCluster, startRedis, stopProcess } from './support/processes.js';
+import { freePort, startCliTracker, startCluster, startRedis, stopProcess } from './support/processes.js';
 
 const isResponse = (m: Message) => m.action === 'announce' && m.complete !== undefined;
 const isOffer = (m: Message) => m.action === 'announce' && m.offer !== undefined;
@@ -108,5 +108,22 @@ describe('a cluster of three nodes on Redis', () => {
     cleanups.push(() => redis.close());
     await expect.poll(async () => (await getJson(httpUrl(cluster.urls[1]!, '/stats.json'))).peers, { timeout: 10_000, interval: 200 }).toBe(6);
     expect(await getJson(httpUrl(cluster.urls[0]!, '/health'))).toEqual({ status: 'ok', redis: 'up' });
+  });
+});
+
+describe('a node started while Redis is away', () => {
+  it('serves, says it is degraded, and joins the cluster once Redis answers', async () => {
+    const port = await freePort();
+    const node = await startCliTracker(['--workers', '1', '--redis', `redis://127.0.0.1:${port}`]);
+    cleanups.push(() => node.close());
+    expect(await getJson(httpUrl(node.url, '/health'))).toMatchObject({ status: 'degraded', redis: 'down' });
+    const peer = await WsPeer.connect(node.url);
+    cleanups.push(() => peer.close());
+    peer.send({ action: 'announce', event: 'started', info_hash: binaryId('early'), peer_id: binaryId('early-peer'), left: 1, offers: [] });
+    expect(await peer.next(isResponse)).toMatchObject({ incomplete: 1 });
+    const redis = await startRedis(port);
+    cleanups.push(() => redis.close());
+    await expect.poll(async () => (await getJson(httpUrl(node.url, '/health'))).status, { timeout: 8000, interval: 200 }).toBe('ok');
+    expect((await getJson(httpUrl(node.url, '/stats.json'))).cluster.nodes).toBe(1);
   });
 });
