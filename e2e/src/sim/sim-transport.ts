@@ -11,7 +11,7 @@ export const DRAIN_THRESHOLD_BYTES = 64 * 1024;
 /** Control messages this small skip the bandwidth model when the channel is idle: they cost latency only. */
 const SMALL_MESSAGE_BYTES = 64;
 
-// Peer wire protocol v1 (packages/core/PROTOCOL.md): the ledger reads only the type byte, the
+// Peer wire protocol v2 (packages/core/PROTOCOL.md): the ledger reads only the type byte, the
 // sequence number, and a data message's payload length.
 const TYPE_DATA = 0x05;
 const TYPE_CANCEL = 0x09;

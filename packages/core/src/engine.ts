@@ -7,7 +7,8 @@ import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
-import { PeerSession, UploadBudget, type PeerSessionHooks } from './peer.js';
+import { PeerSession, type PeerSessionHooks } from './peer.js';
+import { UploadGovernor, type UploadGovernorStats } from './upload-governor.js';
 import {
   httpBudgetMs,
   plan,
@@ -52,6 +53,8 @@ const PLAYBACK_DRIFT_S = 0.2;
 const PLAYBACK_REPLAN_MS = 1000;
 /** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
 const PREFETCH_STORE_SHARE = 0.5;
+/** Uploads pause while the player has less than this ahead of it (seconds of media; live: at most half the target latency). */
+const LOW_BUFFER_S = 2;
 
 export interface EngineDeps {
   clock: Clock;
@@ -138,6 +141,8 @@ export interface EngineStats {
   bannedPeers: number;
   storeBytes: number;
   latencyMode: EffectiveLatencyMode;
+  /** The upload governor: its pace, the uplink's measured queueing delay, and whether uploads yield to playback. */
+  upload: UploadGovernorStats;
   streams: Record<string, StreamStats>;
 }
 
@@ -213,7 +218,7 @@ export class ShoalEngine {
   private readonly signaling: Signaling | undefined;
   private readonly store: SegmentStore;
   private readonly verifier: SegmentVerifier;
-  private readonly uploadBudget: UploadBudget;
+  private readonly governor: UploadGovernor;
   private readonly streams = new Map<string, Stream>();
   private readonly banned = new Set<string>();
   private readonly listeners = new Map<EngineEventName, Set<AnyListener>>();
@@ -238,7 +243,7 @@ export class ShoalEngine {
     this.signaling = deps.signaling;
     this.store = deps.store ?? new MemorySegmentStore(this.options.storeBytesLimit);
     this.httpThroughputBytesPerS = this.options.initialHttpThroughputBytesPerS;
-    this.uploadBudget = new UploadBudget(this.clock, this.options.uploadRateLimitBytesPerS);
+    this.governor = new UploadGovernor(this.clock, this.options.uploadRateLimitBytesPerS, this.options.initialUploadPaceBytesPerS);
     this.verifier = new SegmentVerifier(
       this.options.validateSegment,
       this.options.integrityManifestUrl,
@@ -318,6 +323,7 @@ export class ShoalEngine {
       previous.targetLatencyS !== state.targetLatencyS || Math.abs(state.positionS - expectedS) > PLAYBACK_DRIFT_S;
     this.playback = state;
     this.playbackAtMs = now;
+    this.governor.setYielding(playbackAtRisk(state));
     // Renditions share the media timeline: what is behind the playhead is behind it in every rendition.
     for (const key of this.streams.keys()) this.store.setPlayhead(key, state.positionS);
     if (changed || now - this.playbackPlanMs >= PLAYBACK_REPLAN_MS) {
@@ -382,7 +388,10 @@ export class ShoalEngine {
       totals.uploadBytes += stream.stats.uploadBytes;
       for (const peerId of stream.peers.keys()) peers.add(peerId);
     }
-    return { ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode, streams };
+    return {
+      ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
+      upload: this.governor.stats, streams,
+    };
   }
 
   /** Stops everything: timers, transfers, peers, swarms, signaling. Pending loads reject with DESTROYED. */
@@ -399,6 +408,7 @@ export class ShoalEngine {
       stream.waiters.clear();
       this.leaveSwarm(stream);
     }
+    this.governor.destroy();
     this.signaling?.destroy();
     this.store.clear();
     this.listeners.clear();
@@ -449,7 +459,7 @@ export class ShoalEngine {
       transport.close();
       return;
     }
-    const peer = new PeerSession(transport, this.clock, this.peerHooks(stream), this.uploadBudget, this.options.initialPeerThroughputBytesPerS);
+    const peer = new PeerSession(transport, this.clock, this.peerHooks(stream), this.governor, this.options.initialPeerThroughputBytesPerS);
     stream.peers.set(peerId, peer);
     const [firstSequence, states] = this.availabilityMap(stream);
     peer.start(this.options.upload, firstSequence, states);
@@ -691,7 +701,13 @@ export class ShoalEngine {
     const p2pAllowed = (sequence: number) => (stream.wastedP2P.get(sequence) ?? 0) < MAX_WASTED_P2P_TRANSFERS;
     const peers = [...stream.peers.values()]
       .filter((peer) => peer.handshaken && peer.remoteUploads)
-      .map((peer) => ({ id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && p2pAllowed(sequence), throughputBytesPerS: peer.throughputBytesPerS, busy: peer.busyUntilMs > now || peer.downloading !== undefined }));
+      .map((peer) => {
+        const rate = peer.expectedRate;
+        return {
+          id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && p2pAllowed(sequence), throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
+          busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
+        };
+      });
     const actions = plan({
       nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS: this.httpThroughputBytesPerS,
       windows, p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads,
@@ -939,6 +955,16 @@ export class ShoalEngine {
   private assertAlive(): void {
     if (this.destroyed) throw new ShoalError('DESTROYED', 'the engine was destroyed; create a new one');
   }
+}
+
+/**
+ * The viewer's own playback needs every bit of its uplink: before it plays, and while it has less
+ * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
+ */
+function playbackAtRisk(state: PlaybackState): boolean {
+  if (state.rate === 0) return false;
+  const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
+  return state.bufferedUntilS - state.positionS < lowS;
 }
 
 /** A segment's size: exact for byte ranges, else estimated from the stream's measured bitrate. */

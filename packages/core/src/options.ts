@@ -21,8 +21,10 @@ export interface EngineOptions {
   p2pDownload: boolean;
   /** Serve segments to peers. */
   upload: boolean;
-  /** Upload cap in bytes per second over all peers; 0 means no cap. */
+  /** Upload cap in bytes per second over all peers; 0 means no cap. Below it, uploads are paced by what the uplink carries without queueing. */
   uploadRateLimitBytesPerS: number;
+  /** Upload pace before the uplink's queueing delay is measured; it then adapts (see upload-governor.ts). */
+  initialUploadPaceBytesPerS: number;
   /** Connected peers per swarm (rendition) at most. */
   maxPeers: number;
   /** Ask the trackers for more peers while connected peers are below this. */
@@ -69,6 +71,7 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   p2pDownload: true,
   upload: true,
   uploadRateLimitBytesPerS: 0,
+  initialUploadPaceBytesPerS: 64 * 1024,
   maxPeers: 12,
   targetPeers: 6,
   storeBytesLimit: 64 * 1024 * 1024,
@@ -115,6 +118,7 @@ export function resolveOptions(input: EngineOptionsInput = {}): EngineOptions {
     invalid('swarmId', 'a non-empty string', options.swarmId);
   }
   number('uploadRateLimitBytesPerS', 0);
+  number('initialUploadPaceBytesPerS', 1024);
   number('maxPeers', 0, true);
   number('targetPeers', 0, true);
   number('storeBytesLimit', 1, true);

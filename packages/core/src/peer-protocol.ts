@@ -1,9 +1,9 @@
-// Shoal's peer wire protocol, version 1: one binary message per data-channel message.
+// Shoal's peer wire protocol, version 2: one binary message per data-channel message.
 // The byte layouts are documented in PROTOCOL.md, whose test vectors test/peer-protocol.test.ts
 // checks. decode() never throws: a malformed message is a typed error the peer session turns
 // into a ban.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Data chunk payload size: the largest message every browser's data channel carries. */
 export const CHUNK_BYTES = 16 * 1024;
 /** Largest segment a peer may offer (a 4K segment of several seconds fits). */
@@ -23,6 +23,8 @@ export const MessageType = {
   absent: 0x07,
   busy: 0x08,
   cancel: 0x09,
+  ping: 0x0a,
+  pong: 0x0b,
 } as const;
 
 /** A segment's state in a peer's availability. */
@@ -39,7 +41,14 @@ export type PeerMessage =
   | { type: 'done'; sequence: number; totalBytes: number }
   | { type: 'absent'; sequence: number }
   | { type: 'busy'; sequence: number }
-  | { type: 'cancel'; sequence: number };
+  | { type: 'cancel'; sequence: number }
+  /**
+   * Sender's clock (ms, mod 2^32) and upload state: the pace a new request would get (bytes/s,
+   * 0 when it does not serve now) and the payload bytes queued ahead of it.
+   */
+  | { type: 'ping'; sentMs: number; paceBytesPerS: number; backlogBytes: number }
+  /** The ping's sentMs echoed, the receiver's clock when it arrived, and the receiver's upload state. */
+  | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number };
 
 export type DecodeErrorCode = 'EMPTY' | 'TOO_LARGE' | 'UNKNOWN_TYPE' | 'BAD_LENGTH' | 'BAD_MAGIC' | 'BAD_VALUE';
 export type DecodeResult =
@@ -124,7 +133,32 @@ export function encode(message: PeerMessage): Uint8Array {
       return sequenceMessage(MessageType.busy, message.sequence);
     case 'cancel':
       return sequenceMessage(MessageType.cancel, message.sequence);
+    case 'ping': {
+      const [bytes, view] = header(MessageType.ping, 13);
+      view.setUint32(1, message.sentMs);
+      view.setUint32(5, message.paceBytesPerS);
+      view.setUint32(9, message.backlogBytes);
+      return bytes;
+    }
+    case 'pong': {
+      const [bytes, view] = header(MessageType.pong, 17);
+      view.setUint32(1, message.echoMs);
+      view.setUint32(5, message.receivedMs);
+      view.setUint32(9, message.paceBytesPerS);
+      view.setUint32(13, message.backlogBytes);
+      return bytes;
+    }
   }
+}
+
+/** A clock reading as the protocol carries it: whole ms, mod 2^32. */
+export function wireMs(nowMs: number): number {
+  return Math.floor(nowMs) >>> 0;
+}
+
+/** `later - earlier` of two wire clock readings, across a wrap: a signed 32-bit difference. */
+export function wireMsDiff(later: number, earlier: number): number {
+  return (later - earlier) | 0;
 }
 
 const fail = (code: DecodeErrorCode, detail: string): DecodeResult => ({ ok: false, code, detail });
@@ -205,6 +239,19 @@ export function decode(bytes: Uint8Array): DecodeResult {
       if (bad) return bad;
       const name = type === MessageType.absent ? 'absent' : type === MessageType.busy ? 'busy' : 'cancel';
       return { ok: true, message: { type: name, sequence: view.getUint32(1) } };
+    }
+    case MessageType.ping: {
+      const bad = exactly(13);
+      if (bad) return bad;
+      return { ok: true, message: { type: 'ping', sentMs: view.getUint32(1), paceBytesPerS: view.getUint32(5), backlogBytes: view.getUint32(9) } };
+    }
+    case MessageType.pong: {
+      const bad = exactly(17);
+      if (bad) return bad;
+      return {
+        ok: true,
+        message: { type: 'pong', echoMs: view.getUint32(1), receivedMs: view.getUint32(5), paceBytesPerS: view.getUint32(9), backlogBytes: view.getUint32(13) },
+      };
     }
     default:
       return fail('UNKNOWN_TYPE', `message type ${type}`);

@@ -1,10 +1,9 @@
 // One peer connection: the wire protocol's session rules over a PeerTransport. It checks every
 // message against the session (a violation is reported for a ban, never thrown), assembles the
-// segment we download from the peer, and serves the peer's requests with backpressure
-// (bufferedAmount + drain) and the shared upload rate cap.
+// segment we download from the peer, serves the peer's requests when the upload governor says
+// so, and pings the peer: its answers time our uplink's queue and tell us the peer's upload state.
 import { createLogger } from './logger.js';
 import {
-  CHUNK_BYTES,
   DATA_HEADER_BYTES,
   PROTOCOL_VERSION,
   SegmentState,
@@ -13,44 +12,25 @@ import {
   encodeDataInto,
   type PeerMessage,
   type SegmentStateValue,
+  wireMs,
+  wireMsDiff,
 } from './peer-protocol.js';
 import type { Clock, PeerTransport, TimerId } from './types.js';
+import { MIN_CHUNK_BYTES, type UploadGovernor, type UploadSource } from './upload-governor.js';
 
 const log = createLogger('shoal:core:peer');
 
-/** Stop queueing chunks above this many buffered bytes; resume on the transport's drain event. */
-export const SEND_HIGH_WATER_BYTES = 64 * 1024;
 /** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
 const MIN_RATE_SAMPLE_MS = 250;
 /** Requests a peer may queue with us before it gets `busy`. */
 const MAX_QUEUED_UPLOADS = 4;
-
-/** The upload rate cap, shared by every peer of an engine: a token bucket on the engine's clock. */
-export class UploadBudget {
-  private tokens: number;
-  private refilledMs: number;
-
-  constructor(
-    private readonly clock: Clock,
-    private readonly bytesPerS: number,
-  ) {
-    this.tokens = bytesPerS;
-    this.refilledMs = clock.now();
-  }
-
-  /** 0 if `bytes` may be sent now (and takes them), else how many ms to wait. */
-  take(bytes: number): number {
-    if (this.bytesPerS <= 0) return 0;
-    const now = this.clock.now();
-    this.tokens = Math.min(this.bytesPerS, this.tokens + ((now - this.refilledMs) / 1000) * this.bytesPerS);
-    this.refilledMs = now;
-    if (this.tokens >= bytes) {
-      this.tokens -= bytes;
-      return 0;
-    }
-    return Math.ceil(((bytes - this.tokens) / this.bytesPerS) * 1000);
-  }
-}
+/**
+ * While we upload (and for as long again after), pings measure our uplink's queueing delay and
+ * tell every peer our upload state, this often. Otherwise only the handshake's ping does: an idle
+ * peer's pace does not change.
+ */
+const PING_INTERVAL_MS = 1000;
+const PING_AFTER_UPLOAD_MS = 3000;
 
 /** What a peer session needs from the engine. */
 export interface PeerSessionHooks {
@@ -87,12 +67,14 @@ interface Upload {
   sequence: number;
   offset: number;
   totalBytes: number;
+  /** When the peer asked. */
+  requestedMs: number;
   /** The data messages of the rest of the segment, written chunk by chunk as they are sent (one allocation per upload). */
   wire: Uint8Array | undefined;
   wireOffset: number;
 }
 
-export class PeerSession {
+export class PeerSession implements UploadSource {
   readonly id: string;
   /** Set by the remote handshake. */
   remoteUploads = false;
@@ -101,19 +83,21 @@ export class PeerSession {
   throughputBytesPerS: number;
   /** The peer said busy: do not ask it again before this time. */
   busyUntilMs = 0;
+  /** The peer's upload state from its last ping or pong: the pace a new request gets, and the bytes queued ahead of it. */
+  private advertised: { paceBytesPerS: number; backlogBytes: number; atMs: number } | undefined;
   private readonly availability = new Map<number, SegmentStateValue>();
   private download: Download | undefined;
   /** Sequences we cancelled: their trailing chunks are ignored, not violations. */
   private readonly cancelled = new Set<number>();
   private readonly uploads: Upload[] = [];
-  private pumpTimer: TimerId | undefined;
+  private pingTimer: TimerId | undefined;
   private closed = false;
 
   constructor(
     private readonly transport: PeerTransport,
     private readonly clock: Clock,
     private readonly hooks: PeerSessionHooks,
-    private readonly uploadBudget: UploadBudget,
+    private readonly governor: UploadGovernor,
     initialThroughputBytesPerS: number,
   ) {
     this.id = transport.remotePeerId;
@@ -121,8 +105,35 @@ export class PeerSession {
     transport.setEvents({
       message: (data) => this.receive(data),
       close: (reason) => this.handleClose(reason),
-      drain: () => this.pump(),
+      drain: () => this.governor.pump(),
     });
+    governor.add(this);
+  }
+
+  /**
+   * The rate a new request to this peer would get, bytes/s: what the peer says it paces at now
+   * (0: it does not serve), else what we measured from it. And how long its queued uploads will
+   * keep a new request waiting.
+   */
+  get expectedRate(): { bytesPerS: number; waitMs: number } {
+    const advertised = this.advertised;
+    if (!advertised) return { bytesPerS: this.throughputBytesPerS, waitMs: 0 };
+    const bytesPerS = advertised.paceBytesPerS;
+    return { bytesPerS, waitMs: bytesPerS > 0 ? (advertised.backlogBytes / bytesPerS) * 1000 : Infinity };
+  }
+
+  get bufferedAmount(): number {
+    return this.closed ? 0 : this.transport.bufferedAmount;
+  }
+
+  get oldestUploadMs(): number | undefined {
+    return this.uploads[0]?.requestedMs;
+  }
+
+  get backlogBytes(): number {
+    let bytes = 0;
+    for (const upload of this.uploads) bytes += upload.totalBytes - upload.offset;
+    return bytes;
   }
 
   /** Sends our handshake and availability. */
@@ -220,9 +231,11 @@ export class PeerSession {
   private handleClose(reason: string | undefined): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.pumpTimer !== undefined) this.clock.clearTimeout(this.pumpTimer);
-    this.pumpTimer = undefined;
+    if (this.pingTimer !== undefined) this.clock.clearTimeout(this.pingTimer);
+    this.pingTimer = undefined;
     this.uploads.length = 0;
+    this.governor.remove(this);
+    this.governor.forgetPeer(this.id);
     this.hooks.onClose(this, reason);
   }
 
@@ -236,6 +249,7 @@ export class PeerSession {
       if (message.version !== PROTOCOL_VERSION) return this.close(`protocol version ${message.version} not supported`);
       this.handshaken = true;
       this.remoteUploads = message.uploads;
+      this.ping();
       return this.hooks.onReady(this);
     }
     switch (message.type) {
@@ -258,6 +272,12 @@ export class PeerSession {
         if (index !== -1) this.uploads.splice(index, 1);
         return;
       }
+      case 'ping':
+        this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
+        return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState() });
+      case 'pong':
+        this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
+        return this.governor.delaySample(this.id, wireMsDiff(message.receivedMs, message.echoMs));
       case 'data':
         return this.receiveData(message.sequence, message.offset, message.totalBytes, message.payload);
       case 'done': {
@@ -303,49 +323,65 @@ export class PeerSession {
     this.hooks.onProgress(this, sequence, payload);
   }
 
+  private learnUploadState(paceBytesPerS: number, backlogBytes: number): void {
+    this.advertised = { paceBytesPerS, backlogBytes, atMs: this.clock.now() };
+  }
+
+  private ownUploadState(): { paceBytesPerS: number; backlogBytes: number } {
+    const { paceBytesPerS, backlogBytes } = this.governor.advertised;
+    const serving = this.hooks.uploadEnabled();
+    return { paceBytesPerS: serving ? Math.min(paceBytesPerS, 0xffff_ffff) : 0, backlogBytes: Math.min(backlogBytes, 0xffff_ffff) };
+  }
+
+  /** Sends a ping now, and the next one in a second while this engine uploads. */
+  private ping(): void {
+    this.pingTimer = undefined;
+    if (this.closed) return;
+    this.send({ type: 'ping', sentMs: wireMs(this.clock.now()), ...this.ownUploadState() });
+    if (this.clock.now() - this.governor.lastSentMs < PING_AFTER_UPLOAD_MS) this.pingTimer = this.clock.setTimeout(() => this.ping(), PING_INTERVAL_MS);
+  }
+
+  /** The governor sent data (over any peer): ping again if we were idle. */
+  uploading(): void {
+    if (this.pingTimer === undefined && this.handshaken && !this.closed) this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
+  }
+
   private queueUpload(sequence: number, offset: number): void {
     if (this.uploads.some((upload) => upload.sequence === sequence)) return this.violation(`second request for segment ${sequence}`);
     if (!this.hooks.uploadEnabled() || this.uploads.length >= MAX_QUEUED_UPLOADS) return this.send({ type: 'busy', sequence });
     const totalBytes = this.hooks.segmentSize(sequence);
     if (totalBytes === undefined || offset >= totalBytes) return this.send({ type: 'absent', sequence });
-    this.uploads.push({ sequence, offset, totalBytes, wire: undefined, wireOffset: 0 });
-    this.pump();
+    // Behind a backlog it would wait for too long, or while we yield to our own playback: ask elsewhere.
+    if (!this.governor.accepts()) return this.send({ type: 'busy', sequence });
+    this.uploads.push({ sequence, offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
+    this.governor.pump();
   }
 
-  /** Sends chunks while the channel has room and the rate cap allows; resumes on drain or timer. */
-  private pump(): void {
-    while (!this.closed && this.uploads.length > 0 && this.pumpTimer === undefined) {
-      if (this.transport.bufferedAmount > SEND_HIGH_WATER_BYTES) return; // drain() calls pump again
-      const upload = this.uploads[0]!;
-      const end = Math.min(upload.offset + CHUNK_BYTES, upload.totalBytes);
-      const waitMs = this.uploadBudget.take(end - upload.offset);
-      if (waitMs > 0) {
-        this.pumpTimer = this.clock.setTimeout(() => {
-          this.pumpTimer = undefined;
-          this.pump();
-        }, waitMs);
-        return;
-      }
-      const payload = this.hooks.readSegment(upload.sequence, upload.offset, end);
-      if (!payload) {
-        // Evicted while we were serving it.
-        this.uploads.shift();
-        this.send({ type: 'absent', sequence: upload.sequence });
-        continue;
-      }
-      if (!upload.wire) {
-        const remaining = upload.totalBytes - upload.offset;
-        upload.wire = new Uint8Array(remaining + Math.ceil(remaining / CHUNK_BYTES) * DATA_HEADER_BYTES);
-      }
-      const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
-      upload.wireOffset += message.length;
-      this.sendBytes(message);
-      this.hooks.onBytesUp(payload.length);
-      upload.offset = end;
-      if (end === upload.totalBytes) {
-        this.uploads.shift();
-        this.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
-      }
+  /** Sends up to `maxBytes` of the oldest upload (the governor calls this); returns the payload bytes sent. */
+  sendChunk(maxBytes: number): number {
+    const upload = this.uploads[0];
+    if (!upload || this.closed) return 0;
+    const end = Math.min(upload.offset + maxBytes, upload.totalBytes);
+    const payload = this.hooks.readSegment(upload.sequence, upload.offset, end);
+    if (!payload) {
+      // Evicted while we were serving it.
+      this.uploads.shift();
+      this.send({ type: 'absent', sequence: upload.sequence });
+      return 0;
     }
+    if (!upload.wire) {
+      const remaining = upload.totalBytes - upload.offset;
+      upload.wire = new Uint8Array(remaining + Math.ceil(remaining / MIN_CHUNK_BYTES) * DATA_HEADER_BYTES);
+    }
+    const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
+    upload.wireOffset += message.length;
+    this.sendBytes(message);
+    this.hooks.onBytesUp(payload.length);
+    upload.offset = end;
+    if (end === upload.totalBytes) {
+      this.uploads.shift();
+      this.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
+    }
+    return payload.length;
   }
 }

@@ -96,8 +96,10 @@ export interface SegmentPlan {
 export interface PeerPlan {
   id: string;
   has(sequence: number): boolean;
-  /** Measured (or assumed) download rate from this peer. */
+  /** Rate a new request to this peer is expected to get: what it says it paces at, else measured (or assumed). */
   throughputBytesPerS: number;
+  /** How long a new request would wait behind the peer's other uploads, ms (default 0). */
+  waitMs?: number;
   /** Already serving us a segment, or said busy recently. */
   busy: boolean;
 }
@@ -202,10 +204,13 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     const holders = input.p2pDownload ? input.peers.filter((peer) => peer.has(segment.sequence)) : [];
     if (holders.length > 0) {
       const idle = holders.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
-      const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || peer.throughputBytesPerS > best.throughputBytesPerS ? peer : best), undefined);
+      const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (segment.sizeBytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;
+      const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
       if (fastest && p2pInFlight < input.maxP2PDownloads) {
-        const p2pTimeMs = (segment.sizeBytes / Math.max(fastest.throughputBytesPerS, 1)) * 1000;
-        const fits = windows.p2pMustLeaveHttpFallback ? p2pTimeMs + httpNeedMs < timeLeftMs : true;
+        // Only a transfer that can finish before the deadline at the peer's expected rate is started
+        // (low mode: with a whole HTTP download still fitting after it).
+        const finishMs = p2pTimeMs(fastest);
+        const fits = windows.p2pMustLeaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs;
         if (fits) {
           actions.push({ type: 'p2p', sequence: segment.sequence, peerId: fastest.id });
           busyPeers.add(fastest.id);

@@ -3,11 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, ManualSignaling, VirtualClock, linkTransports, makeSegments, peerId, type FakeTransport } from './fakes.js';
+import { FakeOrigin, FakeTracker, ManualSignaling, UNPACED, VirtualClock, linkTransports, makeSegments, peerId, type FakeTransport } from './fakes.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
-const vodAt = (positionS: number): PlaybackState => ({ positionS, rate: 1, bufferedUntilS: positionS, isLive: false });
+const vodAt = (positionS: number): PlaybackState => ({ positionS, rate: 1, bufferedUntilS: positionS + 30, isLive: false });
 
 /** toEqual walks typed arrays element by element: far too slow for segments. */
 function expectSameBytes(actual: Uint8Array, expected: Uint8Array | undefined) {
@@ -27,7 +27,7 @@ function world() {
   const origin = new FakeOrigin(clock);
   const tracker = new FakeTracker(clock);
   const make = (n: number, options: EngineOptionsInput = {}) => {
-    const engine = new ShoalEngine(options, { clock, http: origin, signaling: tracker.signaling(peerId(n)) });
+    const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling: tracker.signaling(peerId(n)) });
     engines.push(engine);
     return engine;
   };
@@ -280,7 +280,7 @@ describe('engine', () => {
     const holder = await seeded(w, 1, refs.slice(0, 4));
     w.origin.bytesPerS = 100_000;
     const signaling = w.tracker.signaling(peerId(2));
-    const viewer = new ShoalEngine({}, { clock: w.clock, http: w.origin, signaling });
+    const viewer = new ShoalEngine(UNPACED, { clock: w.clock, http: w.origin, signaling });
     viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
     viewer.setPlayback(vodAt(0));
     await w.clock.advance(200);
@@ -410,7 +410,7 @@ describe('hostile peers', () => {
     const origin = new FakeOrigin(clock);
     const signaling = new ManualSignaling(peerId(1));
     if (manifest) origin.files.set('https://origin.test/sha256.json', new TextEncoder().encode(JSON.stringify(manifest)));
-    const engine = new ShoalEngine(options, { clock, http: origin, signaling });
+    const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling });
     engines.push(engine);
     const refs = makeSegments(origin, VOD, 10);
     engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
@@ -494,7 +494,7 @@ describe('hostile peers', () => {
   it('closes without a ban a peer that speaks another protocol version', async () => {
     const t = await hostileSetup();
     const remote = t.connect(70, () => {});
-    remote.send(encode({ type: 'handshake', version: 2, uploads: true }));
+    remote.send(encode({ type: 'handshake', version: PROTOCOL_VERSION + 1, uploads: true }));
     await t.clock.advance(50);
     expect(remote.closed).toBe(true);
     expect(t.banned).toEqual([]);
@@ -514,7 +514,7 @@ describe('segment validation', () => {
     if (manifest) origin.files.set('https://origin.test/sha256.json', new TextEncoder().encode(JSON.stringify(manifest(origin.files))));
     // Node's hash resolves within the virtual clock's microtask flushes; Web Crypto runs on a thread pool.
     const nodeSha256 = async (data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest());
-    const engine = new ShoalEngine(options, { clock, http: origin, signaling, sha256: nodeSha256 });
+    const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling, sha256: nodeSha256 });
     engines.push(engine);
     engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
     engine.setPlayback(vodAt(0));

@@ -16,6 +16,12 @@ import type {
   TimerId,
 } from '../src/types.js';
 
+/**
+ * Engine options for tests about transfers rather than pacing: uploads start at full speed
+ * instead of the governor's conservative start (upload-governor.test.ts covers that).
+ */
+export const UNPACED = { initialUploadPaceBytesPerS: 64 * 1024 * 1024 } as const;
+
 const flushMicrotasks = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class VirtualClock implements Clock {

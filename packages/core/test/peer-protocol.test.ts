@@ -19,7 +19,7 @@ describe('peer protocol', () => {
   it('matches every test vector in PROTOCOL.md, both ways', () => {
     const all = vectors();
     expect(all.map((vector) => vector.message.type)).toEqual(
-      expect.arrayContaining(['handshake', 'availability', 'have', 'request', 'data', 'done', 'absent', 'busy', 'cancel']),
+      expect.arrayContaining(['handshake', 'availability', 'have', 'request', 'data', 'done', 'absent', 'busy', 'cancel', 'ping', 'pong']),
     );
     for (const { name, message, hex } of all) {
       expect(toHex(encode(message)), name).toBe(hex);

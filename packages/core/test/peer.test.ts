@@ -1,7 +1,8 @@
 // PeerSession on its own, over a fake link on the virtual clock.
 import { describe, expect, it } from 'vitest';
-import { PeerSession, UploadBudget, type PeerSessionHooks } from '../src/peer.js';
-import { VirtualClock, linkTransports, peerId } from './fakes.js';
+import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
+import { UploadGovernor } from '../src/upload-governor.js';
+import { UNPACED, VirtualClock, linkTransports, peerId } from './fakes.js';
 
 function hooks(segment: Uint8Array | undefined): PeerSessionHooks {
   return {
@@ -17,9 +18,9 @@ describe('peer session', () => {
   it('lowers its throughput estimate from a cancelled transfer, not only from finished ones', async () => {
     const clock = new VirtualClock();
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 20_000, latencyMs: 10 });
-    const budget = new UploadBudget(clock, 0);
-    const downloader = new PeerSession(mine, clock, hooks(undefined), budget, 500_000);
-    const uploader = new PeerSession(theirs, clock, hooks(new Uint8Array(200_000)), budget, 500_000);
+    const governor = () => new UploadGovernor(clock, 0, UNPACED.initialUploadPaceBytesPerS);
+    const downloader = new PeerSession(mine, clock, hooks(undefined), governor(), 500_000);
+    const uploader = new PeerSession(theirs, clock, hooks(new Uint8Array(200_000)), governor(), 500_000);
     downloader.start(false, 0, []);
     uploader.start(true, 7, [1]);
     await clock.advance(100);

@@ -7,7 +7,7 @@ import type { PlaybackState } from '../src/types.js';
 import { FakeOrigin, VirtualClock, makeSegments } from './fakes.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
-const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS, isLive: false });
+const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS + 30, isLive: false });
 
 let engines: ShoalEngine[] = [];
 afterEach(() => {

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, ManualSignaling, VirtualClock, linkTransports, peerId } from './fakes.js';
+import { FakeOrigin, ManualSignaling, UNPACED, VirtualClock, linkTransports, peerId } from './fakes.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
 const SEGMENT_S = 2;
@@ -61,7 +61,7 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
   const behind = 5;
   const viewers = Array.from({ length: peers }, (_, i) => {
     const signaling = new ManualSignaling(peerId(i + 1));
-    const engine = new ShoalEngine({ latencyMode: 'normal', ...options }, { clock, http: origin, signaling });
+    const engine = new ShoalEngine({ latencyMode: 'normal', ...UNPACED, ...options }, { clock, http: origin, signaling });
     engines.push(engine);
     return { engine, signaling, phaseMs: Math.floor((rand() * phaseSpreadMs) / 100) * 100, known: -1, next: undefined as number | undefined, late: 0 };
   });
@@ -99,7 +99,7 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
       if ((t + viewer.phaseMs) % (SEGMENT_S * 1000) === 0) reload(viewer);
       const edgeS = (viewer.known + 1) * SEGMENT_S;
       const positionS = (12 - behind) * SEGMENT_S + (clock.now() - startMs) / 1000;
-      viewer.engine.setPlayback({ positionS, rate: 1, bufferedUntilS: positionS, isLive: true, liveEdgeS: edgeS, targetLatencyS: behind * SEGMENT_S });
+      viewer.engine.setPlayback({ positionS, rate: 1, bufferedUntilS: edgeS, isLive: true, liveEdgeS: edgeS, targetLatencyS: behind * SEGMENT_S });
       viewer.next ??= Math.floor(positionS / SEGMENT_S);
       while (viewer.next <= viewer.known) {
         const ref = refFor(viewer.next++);

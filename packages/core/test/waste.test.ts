@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, VirtualClock, makeSegments, peerId } from './fakes.js';
+import { FakeOrigin, FakeTracker, UNPACED, VirtualClock, makeSegments, peerId } from './fakes.js';
 
 const SD = 'https://origin.test/live.m3u8|shoal1|bw=400000';
 const HD = 'https://origin.test/live.m3u8|shoal1|bw=800000';
@@ -68,7 +68,7 @@ function liveSwarm(viewerCount: number, options: EngineOptionsInput, sizes: Reco
   const bufferAheadS = 8;
   const viewers: Viewer[] = Array.from({ length: viewerCount }, (_, i) => {
     const engine = new ShoalEngine(
-      { integrityManifestUrl: MANIFEST, latencyMode: 'normal', ...options },
+      { integrityManifestUrl: MANIFEST, latencyMode: 'normal', ...UNPACED, ...options },
       { clock, http: live.origin, signaling: tracker.signaling(peerId(i + 1)), sha256: nodeSha256 },
     );
     engines.push(engine);
@@ -81,7 +81,7 @@ function liveSwarm(viewerCount: number, options: EngineOptionsInput, sizes: Reco
     const edgeS = (live.newest() + 1) * SEGMENT_S;
     const positionS = edgeS - behind * SEGMENT_S + (clock.now() % (SEGMENT_S * 1000)) / 1000;
     viewer.engine.registerStream({ streamKey: viewer.streamKey, isLive: true, segments: live.playlist(viewer.streamKey) });
-    viewer.engine.setPlayback({ positionS, rate: 1, bufferedUntilS: positionS, isLive: true, liveEdgeS: edgeS, targetLatencyS: behind * SEGMENT_S });
+    viewer.engine.setPlayback({ positionS, rate: 1, bufferedUntilS: edgeS, isLive: true, liveEdgeS: edgeS, targetLatencyS: behind * SEGMENT_S });
     viewer.nextSequence ??= Math.floor(positionS / SEGMENT_S);
     while (viewer.nextSequence * SEGMENT_S < positionS + bufferAheadS && viewer.nextSequence <= live.newest()) {
       void viewer.engine.loadSegment(live.refFor(viewer.streamKey, viewer.nextSequence)).result.catch(() => {});
@@ -138,12 +138,12 @@ describe('waste', () => {
     const tracker = new FakeTracker(clock);
     const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
     const refs = makeSegments(origin, VOD, 40);
-    const holder = new ShoalEngine({}, { clock, http: origin, signaling: tracker.signaling(peerId(1)) });
+    const holder = new ShoalEngine(UNPACED, { clock, http: origin, signaling: tracker.signaling(peerId(1)) });
     engines.push(holder);
     holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
     holder.setPlayback({ positionS: 0, rate: 0, bufferedUntilS: 0, isLive: false });
     await Promise.all(refs.map((ref) => holder.loadSegment(ref).result.catch(() => {})).concat(clock.advance(5000)));
-    const viewer = new ShoalEngine({ storeBytesLimit: 2_000_000, p2pWindowS: 60 }, { clock, http: origin, signaling: tracker.signaling(peerId(2)) });
+    const viewer = new ShoalEngine({ ...UNPACED, storeBytesLimit: 2_000_000, p2pWindowS: 60 }, { clock, http: origin, signaling: tracker.signaling(peerId(2)) });
     engines.push(viewer);
     viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
     viewer.setPlayback({ positionS: 0, rate: 0, bufferedUntilS: 0, isLive: false }); // paused: the window stays put

@@ -1,0 +1,282 @@
+// The upload governor: how fast, in what order and whether this viewer uploads at all. Uploads
+// share the viewer's uplink with its own playback (HTTP requests, the acknowledgements its
+// downloads need); a home router's uplink buffer holds up to about a second of traffic, and
+// everything the viewer sends waits behind it. So uploads are paced by one token bucket over
+// every peer, at a rate a delay-based controller in the spirit of LEDBAT finds: it grows while
+// the uplink's queueing delay (measured by peers from our ping messages' one-way delay) stays
+// under a small target, and falls fast when the delay rises. Requests are served one at a time,
+// oldest first, so that each copy completes as early as possible; none while the viewer's own
+// buffer is low (the engine says when). What SCTP holds unsent is bounded too, so a cancel or a
+// yield takes effect within a fraction of a second.
+import { CHUNK_BYTES } from './peer-protocol.js';
+import type { Clock, TimerId } from './types.js';
+
+/** Queueing delay the controller aims for, ms: small next to a segment's download time. */
+export const TARGET_QUEUE_DELAY_MS = 100;
+/** The pace never falls below this (so that it can recover), unless the viewer yields. */
+export const MIN_PACE_BYTES_PER_S = 4 * 1024;
+const MAX_PACE_BYTES_PER_S = 64 * 1024 * 1024;
+/** Rate of change at full deviation from the target: /4 per second down (the deviation counts twice when far above target)... */
+const GAIN_PER_S = Math.LN2;
+/** ...x2 per second up until the uplink first pushes back (slow start), then +15% per second at most. */
+const PROBE_GAIN_PER_S = Math.log(1.15);
+/** The bucket holds at most this much pace: bursts stay short (a burst waits in the router's queue). */
+const BURST_S = 0.05;
+/**
+ * The pacing timer's period: each wake sends what accrued since the last. Wakes fall on a grid of
+ * this period, so that many engines on one clock (the simulator) share their instants.
+ */
+const WAKE_GRID_MS = 20;
+/** Bytes SCTP may hold unsent over all peers, as time at the current pace (at least one chunk). */
+const SEND_BUFFER_S = 0.1;
+/** A delay sample older than this says nothing about the queue now (peers we upload to are pinged every second). */
+const SAMPLE_MAX_AGE_MS = 1500;
+/** A peer's first samples set its base; its delays count from this many on (a first sample taken behind a full queue would read as no queue). */
+const MIN_BASE_SAMPLES = 3;
+/** One-way delay base: the minimum over two windows of this length (clock offsets cancel; a stale base ages out). */
+const BASE_WINDOW_MS = 30_000;
+/**
+ * After this long without uploading, the pace starts again from the start pace: what was learnt
+ * may be stale, and a pace too low to offer anyone would never be used, so never raised again.
+ */
+const IDLE_RESTART_MS = 5000;
+/** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
+export const MAX_UPLOAD_WAIT_MS = 4000;
+export const MIN_CHUNK_BYTES = 1024;
+
+/**
+ * The next pace after a delay sample: multiplicative, proportional to how far the queueing delay
+ * is from the target, over the time since the last update. It grows only when the pace held
+ * uploads back (otherwise an idle viewer would "learn" a rate it never tried).
+ */
+export function nextPace(
+  paceBytesPerS: number, queueDelayMs: number, elapsedMs: number, paceLimited: boolean, capBytesPerS = 0, slowStart = true,
+): number {
+  const offTarget = Math.max(-2, Math.min(1, (TARGET_QUEUE_DELAY_MS - queueDelayMs) / TARGET_QUEUE_DELAY_MS));
+  if (offTarget > 0 && !paceLimited) return paceBytesPerS;
+  const gain = offTarget > 0 && !slowStart ? PROBE_GAIN_PER_S : GAIN_PER_S;
+  const factor = Math.exp(gain * offTarget * (Math.min(elapsedMs, 1000) / 1000));
+  const max = capBytesPerS > 0 ? capBytesPerS : MAX_PACE_BYTES_PER_S;
+  return Math.max(MIN_PACE_BYTES_PER_S, Math.min(max, paceBytesPerS * factor));
+}
+
+/** Data-message payload at a pace: about 40 ms of it, so that one message never queues for long. */
+export function chunkBytesFor(paceBytesPerS: number): number {
+  const bytes = Math.floor((paceBytesPerS * 0.04) / MIN_CHUNK_BYTES) * MIN_CHUNK_BYTES;
+  return Math.max(MIN_CHUNK_BYTES, Math.min(CHUNK_BYTES, bytes));
+}
+
+/** One peer session's side of uploading, as the governor sees it. */
+export interface UploadSource {
+  /** Bytes its channel holds unsent. */
+  readonly bufferedAmount: number;
+  /** When its oldest queued upload was requested, or undefined when it has none. */
+  readonly oldestUploadMs: number | undefined;
+  /** Payload bytes its queued uploads still have to send. */
+  readonly backlogBytes: number;
+  /** Sends up to `maxBytes` of its oldest upload; returns the payload bytes sent. */
+  sendChunk(maxBytes: number): number;
+  /** Uploading (over any source) began after a pause: the source's pings resume. */
+  uploading(): void;
+}
+
+/** Min over two rotating windows: the one-way delay with no queue, clock offset included. */
+class DelayBase {
+  private current = Infinity;
+  private previous = Infinity;
+  private windowStartMs: number;
+  latestMs = Infinity;
+  latestAtMs = -Infinity;
+  samples = 0;
+
+  constructor(nowMs: number) {
+    this.windowStartMs = nowMs;
+  }
+
+  add(oneWayMs: number, nowMs: number): number {
+    if (nowMs - this.windowStartMs >= BASE_WINDOW_MS) {
+      this.previous = this.current;
+      this.current = Infinity;
+      this.windowStartMs = nowMs;
+    }
+    this.current = Math.min(this.current, oneWayMs);
+    this.samples++;
+    this.latestMs = oneWayMs - Math.min(this.current, this.previous);
+    this.latestAtMs = nowMs;
+    return this.latestMs;
+  }
+}
+
+export interface UploadGovernorStats {
+  /** The pace uploads may use now, bytes/s (0 while yielding or with upload off). */
+  paceBytesPerS: number;
+  /** The uplink's queueing delay as last measured, ms (undefined before the first sample). */
+  queueDelayMs: number | undefined;
+  /** Uploads are paused for the viewer's own playback. */
+  yielding: boolean;
+}
+
+export class UploadGovernor {
+  private pace: number;
+  private tokens = 0;
+  private refilledMs: number;
+  private readonly sources = new Set<UploadSource>();
+  private readonly bases = new Map<string, DelayBase>();
+  private queueDelayMs: number | undefined;
+  private controlledMs: number;
+  /** Since the last control update, uploads waited for tokens. */
+  private paceLimited = false;
+  /** Until the uplink first pushes back (delay over target, or channels full), the pace doubles every second it is used. */
+  private slowStart = true;
+  /** What the channels actually took, over windows of a second or more: payload bytes handed to them since `windowStartMs`, and whether they were full. */
+  private window = { startMs: 0, bytes: 0, channelsFull: false };
+  private yielding = false;
+  private timer: TimerId | undefined;
+  /** When data was last sent, over any source. */
+  lastSentMs = -Infinity;
+
+  constructor(
+    private readonly clock: Clock,
+    /** A hard cap from the options (0: none). */
+    private readonly capBytesPerS: number,
+    /** Pace before the first delay sample (default option: 512 kbit/s; the controller cuts it within a second or two where the uplink is slower, and doubles it every second where the uplink stays idle). */
+    private readonly initialPaceBytesPerS: number,
+  ) {
+    this.refilledMs = clock.now();
+    this.controlledMs = clock.now();
+    this.pace = capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS;
+  }
+
+  get stats(): UploadGovernorStats {
+    this.restartIfIdle();
+    return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
+  }
+
+  /** What peers are told (ping/pong): the pace a new request would get, and the backlog ahead of it. */
+  get advertised(): { paceBytesPerS: number; backlogBytes: number } {
+    let backlogBytes = 0;
+    for (const source of this.sources) backlogBytes += source.backlogBytes;
+    return { paceBytesPerS: this.stats.paceBytesPerS, backlogBytes };
+  }
+
+  /**
+   * Whether a new request should be accepted: not while yielding, nor behind a backlog that takes
+   * too long to send. Whether the transfer itself is fast enough is the requester's call: it knows
+   * its deadline, and our pace.
+   */
+  accepts(): boolean {
+    if (this.yielding) return false;
+    return (this.advertised.backlogBytes / this.pace) * 1000 <= MAX_UPLOAD_WAIT_MS;
+  }
+
+  /** The viewer's own playback needs the uplink (buffer low): pause every upload until told otherwise. */
+  setYielding(yielding: boolean): void {
+    if (yielding === this.yielding) return;
+    this.yielding = yielding;
+    if (!yielding) this.pump();
+  }
+
+  /**
+   * A peer measured the one-way delay of our ping (its receive clock minus our send clock, so an
+   * unknown offset is included): the rise over its minimum is the queueing delay on our side.
+   * The uplink is shared by every peer, so the smallest recent rise is the one that is ours alone.
+   */
+  delaySample(peerId: string, oneWayMs: number): void {
+    const now = this.clock.now();
+    let base = this.bases.get(peerId);
+    if (!base) this.bases.set(peerId, (base = new DelayBase(now)));
+    base.add(oneWayMs, now);
+    let delayMs = Infinity;
+    for (const each of this.bases.values()) {
+      if (each.samples >= MIN_BASE_SAMPLES && now - each.latestAtMs <= SAMPLE_MAX_AGE_MS) delayMs = Math.min(delayMs, each.latestMs);
+    }
+    if (delayMs === Infinity) return;
+    this.queueDelayMs = delayMs;
+    if (delayMs > TARGET_QUEUE_DELAY_MS) this.slowStart = false;
+    this.pace = nextPace(this.pace, this.queueDelayMs, now - this.controlledMs, this.paceLimited, this.capBytesPerS, this.slowStart);
+    const windowMs = now - this.window.startMs;
+    if (windowMs >= 1000) {
+      // Channels that stayed full took less than the pace: the pace is what they carried, not
+      // what we would like them to (else peers are told a rate nobody gets).
+      if (this.window.channelsFull) this.slowStart = false;
+      if (this.window.channelsFull) this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, (this.window.bytes / windowMs) * 1000 * 1.1));
+      this.window = { startMs: now, bytes: 0, channelsFull: false };
+    }
+    this.controlledMs = now;
+    this.paceLimited = false;
+  }
+
+  forgetPeer(peerId: string): void {
+    this.bases.delete(peerId);
+  }
+
+  add(source: UploadSource): void {
+    this.sources.add(source);
+  }
+
+  remove(source: UploadSource): void {
+    this.sources.delete(source);
+  }
+
+  private restartIfIdle(): void {
+    const now = this.clock.now();
+    if (now - this.lastSentMs < IDLE_RESTART_MS || this.pace >= this.initialPaceBytesPerS) return;
+    this.pace = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
+    this.slowStart = true;
+  }
+
+  /** Sends what the pace allows now, oldest request first; sets a timer for the rest. */
+  pump(): void {
+    if (this.timer !== undefined || this.yielding) return;
+    this.restartIfIdle();
+    const now = this.clock.now();
+    const chunk = chunkBytesFor(this.pace);
+    this.tokens = Math.min(Math.max(chunk, this.pace * BURST_S), this.tokens + ((now - this.refilledMs) / 1000) * this.pace);
+    this.refilledMs = now;
+    const sendBufferBytes = Math.max(chunk, this.pace * SEND_BUFFER_S);
+    for (;;) {
+      let unsent = 0;
+      let next: UploadSource | undefined;
+      for (const source of this.sources) {
+        unsent += source.bufferedAmount;
+        const since = source.oldestUploadMs;
+        if (since !== undefined && (!next || since < next.oldestUploadMs!)) next = source;
+      }
+      if (!next) return;
+      if (unsent >= sendBufferBytes) {
+        // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
+        this.window.channelsFull = true;
+        return this.wakeIn((unsent / this.pace) * 500);
+      }
+      if (this.tokens < chunk) {
+        this.paceLimited = true;
+        return this.wakeIn(((chunk - this.tokens) / this.pace) * 1000);
+      }
+      const sent = next.sendChunk(chunk);
+      this.tokens -= sent;
+      this.window.bytes += sent;
+      if (sent > 0) this.sent(now);
+    }
+  }
+
+  private sent(now: number): void {
+    const resumed = now - this.lastSentMs > 2000;
+    this.lastSentMs = now;
+    if (resumed) for (const source of this.sources) source.uploading();
+  }
+
+  private wakeIn(delayMs: number): void {
+    const now = this.clock.now();
+    const atMs = Math.ceil((now + Math.max(delayMs, 1)) / WAKE_GRID_MS) * WAKE_GRID_MS;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.pump();
+    }, atMs - now);
+  }
+
+  destroy(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sources.clear();
+  }
+}

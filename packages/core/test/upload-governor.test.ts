@@ -1,0 +1,124 @@
+// The upload governor: its controller alone, its pacing and order over fake sources, and the
+// whole loop (pings, delay samples, pace) over a fake link slower than its start pace.
+import { describe, expect, it } from 'vitest';
+import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
+import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload-governor.js';
+import { VirtualClock, linkTransports, peerId } from './fakes.js';
+
+/** A source whose channel sends at once; it records what it sent, when. */
+class Source implements UploadSource {
+  bufferedAmount = 0;
+  backlogBytes: number;
+  sent: { atMs: number; bytes: number }[] = [];
+  pingsResumed = 0;
+  constructor(
+    private readonly clock: VirtualClock,
+    readonly oldestRequestMs: number,
+    bytes: number,
+  ) {
+    this.backlogBytes = bytes;
+  }
+  get oldestUploadMs(): number | undefined {
+    return this.backlogBytes > 0 ? this.oldestRequestMs : undefined;
+  }
+  sendChunk(maxBytes: number): number {
+    const bytes = Math.min(maxBytes, this.backlogBytes);
+    this.backlogBytes -= bytes;
+    this.sent.push({ atMs: this.clock.now(), bytes });
+    return bytes;
+  }
+  uploading(): void {
+    this.pingsResumed++;
+  }
+  get total(): number {
+    return this.sent.reduce((sum, chunk) => sum + chunk.bytes, 0);
+  }
+}
+
+describe('upload governor', () => {
+  it('cuts the pace when the queueing delay is above target, grows it below target only while it held uploads back', () => {
+    expect(nextPace(100_000, 6 * TARGET_QUEUE_DELAY_MS, 1000, true)).toBeCloseTo(25_000, -2); // far above: /4 per second
+    expect(nextPace(100_000, 2 * TARGET_QUEUE_DELAY_MS, 500, false)).toBeLessThan(100_000);
+    expect(nextPace(100_000, 0, 1000, true)).toBeCloseTo(200_000, -2); // idle queue, pace-limited: x2 per second
+    expect(nextPace(100_000, 0, 1000, false)).toBe(100_000); // not using the pace: nothing learnt
+    expect(nextPace(100_000, TARGET_QUEUE_DELAY_MS, 1000, true)).toBe(100_000);
+    expect(nextPace(MIN_PACE_BYTES_PER_S, 5000, 1000, true)).toBe(MIN_PACE_BYTES_PER_S);
+    expect(nextPace(100_000, 0, 1000, true, 120_000)).toBe(120_000); // the option's cap
+  });
+
+  it('sends small chunks at a low pace, so that none waits long in a router queue', () => {
+    expect(chunkBytesFor(16_000)).toBe(1024);
+    expect(chunkBytesFor(102_400)).toBe(4096);
+    expect(chunkBytesFor(10_000_000)).toBe(16_384);
+  });
+
+  it('paces every upload together, oldest request first, and pauses while yielding', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 50_000);
+    const late = new Source(clock, 5, 100_000);
+    const early = new Source(clock, 1, 100_000);
+    governor.add(late);
+    governor.add(early);
+    governor.pump();
+    await clock.advance(1000);
+    // Nothing measured the uplink: the start pace holds (within one burst).
+    expect(early.total + late.total).toBeGreaterThan(45_000);
+    expect(early.total + late.total).toBeLessThan(55_000);
+    expect(late.total).toBe(0); // the older request gets everything until it is done
+    await clock.advance(1500);
+    expect(early.backlogBytes).toBe(0);
+    expect(late.total).toBeGreaterThan(0);
+    expect(late.pingsResumed).toBe(1);
+    expect(governor.accepts()).toBe(true);
+    const backlog = new Source(clock, 9, 1_000_000);
+    governor.add(backlog);
+    expect(governor.accepts()).toBe(false); // a new request would wait far longer than a few seconds behind the backlog
+    governor.remove(backlog);
+    governor.setYielding(true);
+    const before = late.total;
+    await clock.advance(2000);
+    expect(late.total).toBe(before);
+    expect(governor.accepts()).toBe(false);
+    expect(governor.stats).toMatchObject({ paceBytesPerS: 0, yielding: true });
+    governor.setYielding(false);
+    await clock.advance(500);
+    expect(late.total).toBeGreaterThan(before);
+    governor.destroy();
+  });
+
+  it('finds a pace below an uplink slower than its start pace, from the peers\' pongs', async () => {
+    const clock = new VirtualClock();
+    const linkBytesPerS = 20_000;
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: linkBytesPerS, latencyMs: 30 });
+    const segment = new Uint8Array(60_000);
+    const hooks = (serves: boolean): PeerSessionHooks => ({
+      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
+      onSegment: (peer, sequence) => {
+        // Ask again at once: the uploader is never short of work.
+        peer.request(sequence + 1);
+      },
+      segmentSize: () => (serves ? segment.length : undefined),
+      readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
+      uploadEnabled: () => serves,
+      onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
+    });
+    const uploaderGovernor = new UploadGovernor(clock, 0, 64 * 1024);
+    const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
+    const uploader = new PeerSession(theirs, clock, hooks(true), uploaderGovernor, 500_000);
+    downloader.start(false, 0, []);
+    uploader.start(true, 0, [1]);
+    await clock.advance(100);
+    downloader.request(0);
+    await clock.advance(60_000);
+    const { paceBytesPerS, queueDelayMs } = uploaderGovernor.stats;
+    expect(queueDelayMs).toBeDefined();
+    // The pace settled near the link's rate, not at 64 KiB/s, and what waits in the channel is a fraction of a second.
+    expect(paceBytesPerS).toBeLessThan(linkBytesPerS * 1.3);
+    expect(paceBytesPerS).toBeGreaterThan(linkBytesPerS * 0.3);
+    expect((theirs.bufferedAmount / linkBytesPerS) * 1000).toBeLessThan(500);
+    // And the pinger learnt the uploader's pace.
+    expect(downloader.expectedRate.bytesPerS).toBeLessThan(linkBytesPerS * 1.3);
+    downloader.close();
+    uploader.close();
+  });
+});
