@@ -16,7 +16,8 @@ interface Reply {
   stats: TrackerStats;
 }
 
-const REPLY_TIMEOUT_MS = 1000;
+/** A thread busier than this is reported missing (`threads` counts those that answered). */
+const REPLY_TIMEOUT_MS = 3000;
 
 export class SiblingStats {
   private readonly channel: BroadcastChannel;
@@ -48,7 +49,7 @@ export class SiblingStats {
     this.provider = provider;
   }
 
-  /** The other threads' stats; after a second, whatever arrived (a thread stuck that long is reported as missing). */
+  /** The other threads' stats; after REPLY_TIMEOUT_MS, whatever arrived. */
   collect(): Promise<TrackerStats[]> {
     if (this.siblings === 0) return Promise.resolve([]);
     const requestId = `${this.threadIndex}:${this.nextRequest++}`;
