@@ -66,8 +66,9 @@ export interface PeerTransport {
 export interface SignalingEvents {
   /** A new peer of this swarm is connected. */
   peer(transport: PeerTransport): void;
-  /** A tracker failed (unreachable, failure reason); signaling retries by itself. */
+  /** A tracker could not be reached or its connection broke; signaling retries by itself. */
   error(error: Error): void;
+  /** Something to know that is not a failure of the connection, e.g. the tracker's `failure reason` for this swarm (announces then pause as it asks). */
   warning(message: string): void;
   /**
    * Optional: how many peers the tracker counts in this swarm, this peer included (an announce
