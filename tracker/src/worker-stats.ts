@@ -17,7 +17,7 @@ interface Reply {
 }
 
 /** A thread busier than this is reported missing (`threads` counts those that answered). */
-const REPLY_TIMEOUT_MS = 3000;
+const REPLY_TIMEOUT_MS = 2000;
 
 export class SiblingStats {
   private readonly channel: BroadcastChannel;
