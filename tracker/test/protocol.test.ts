@@ -34,7 +34,7 @@ describe.each(Object.keys(trackers))('protocol with %s', (name) => {
 
   beforeAll(async () => {
     tracker = await trackers[name]!();
-  }, 20_000);
+  }, 60_000);
   afterEach(() => {
     for (const peer of peers.splice(0)) peer.close();
   });
