@@ -60,7 +60,7 @@ describe('--workers 2', () => {
 });
 
 describe('a cluster of three nodes on Redis', () => {
-  it('counts each peer once, forgets a killed node within its lease, and serves its own peers while Redis is down', { timeout: 40_000 }, async () => {
+  it('counts each peer once, forgets a killed node within its lease, and serves its own peers while Redis is down', { timeout: 60_000 }, async () => {
     const cluster = await startCluster(3, ['--cluster-lease-sec', '2']);
     cleanups.push(() => cluster.close());
     const peers = await joinSwarm(cluster.urls, 6, 'nodes');
