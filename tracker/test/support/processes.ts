@@ -9,6 +9,18 @@ import type { TestTracker } from './trackers.js';
 
 const bin = fileURLToPath(new URL('../../bin/shoal-tracker.js', import.meta.url));
 
+// Whatever a test started goes when the test process does, even when a hook timed out before
+// the test could hold (and close) what it was starting.
+const started = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+function track(child: ChildProcess): ChildProcess {
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  return child;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -30,7 +42,7 @@ export interface RedisProcess {
 /** A throw-away redis-server: no persistence, loopback only. */
 export async function startRedis(port?: number): Promise<RedisProcess> {
   const chosen = port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -63,10 +75,12 @@ export function startCliTracker(args: string[], env: Record<string, string> = {}
   if (!existsSync(fileURLToPath(new URL('../../dist/cli.js', import.meta.url)))) {
     throw new Error('tracker/dist is missing: run `node scripts/pnpm.mjs --filter @shoal/tracker build` first');
   }
-  const child = spawn(process.execPath, [bin, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = track(
+    spawn(process.execPath, [bin, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stderr = '';
   let stdout = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
