@@ -8,7 +8,9 @@ import { createLogger } from './logger.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
 import { PeerSession, type PeerSessionHooks } from './peer.js';
-import { UploadGovernor, type UploadGovernorStats } from './upload-governor.js';
+import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
+import { PendingLoads, type LoadResult, type LoadTiming, type SegmentLoad, type Waiter } from './pending-loads.js';
+import { UploadGovernor } from './upload-governor.js';
 import {
   httpBudgetMs,
   plan,
@@ -74,87 +76,6 @@ export interface StreamRegistration {
   segments: SegmentRef[];
 }
 
-export interface LoadTiming {
-  /** When loadSegment was called (engine clock, ms). */
-  requestMs: number;
-  /** When the first byte for this load arrived (never before requestMs). */
-  firstByteMs: number;
-  doneMs: number;
-  /**
-   * The one origin request that delivered the whole segment, when one did (absent when peers or the
-   * store supplied any of it). It may have started before requestMs (live-edge seeding) or after it
-   * (the engine waited for peers first): a player's ABR should time the origin from this request.
-   */
-  origin?: { requestMs: number; firstByteMs: number };
-}
-
-export interface LoadResult {
-  /** A fresh copy: the caller owns it and may transfer it. */
-  bytes: Uint8Array;
-  /** `store`: the segment was complete before the player asked (prefetched or seeded). */
-  source: SegmentSource;
-  timing: LoadTiming;
-}
-
-export interface LoadOptions {
-  /** Progress of this load in bytes; no bytes are exposed before verification. */
-  onProgress?: (loadedBytes: number, totalBytes: number | undefined) => void;
-}
-
-export interface SegmentLoad {
-  result: Promise<LoadResult>;
-  /** Rejects `result` with ABORTED; stops an HTTP transfer nobody else waits for. */
-  abort(): void;
-}
-
-export interface EngineEventMap {
-  'segment-loaded': { ref: SegmentRef; source: SegmentSource; bytes: number; timing: LoadTiming };
-  'bytes-down': { streamKey: string; source: 'http' | 'p2p'; bytes: number };
-  'bytes-up': { streamKey: string; bytes: number };
-  'peer-connect': { streamKey: string; peerId: string };
-  'peer-close': { streamKey: string; peerId: string; reason: string | undefined };
-  'peer-banned': { streamKey: string; peerId: string; reason: string };
-  'tracker-error': { streamKey: string; error: Error };
-  'tracker-warning': { streamKey: string; message: string };
-  /** Something the integrator may want to know that is not an error of a single load. */
-  warning: { message: string };
-}
-export type EngineEventName = keyof EngineEventMap;
-export type EngineListener<Name extends EngineEventName> = (event: EngineEventMap[Name]) => void;
-
-export interface StreamStats {
-  httpBytes: number;
-  p2pBytes: number;
-  uploadBytes: number;
-  peers: number;
-  /** Segments fetched from the origin (including live-edge seeding), and the segments P2P delivered in full. */
-  httpSegments: number;
-  p2pSegments: number;
-}
-
-export interface EngineStats {
-  httpBytes: number;
-  p2pBytes: number;
-  uploadBytes: number;
-  /** Distinct remote peers connected, over all renditions (a peer in two rendition swarms counts once). */
-  peers: number;
-  bannedPeers: number;
-  storeBytes: number;
-  latencyMode: EffectiveLatencyMode;
-  /** The upload governor: its pace, the uplink's measured queueing delay, and whether uploads yield to playback. */
-  upload: UploadGovernorStats;
-  streams: Record<string, StreamStats>;
-}
-
-interface Waiter {
-  ref: SegmentRef;
-  requestMs: number;
-  loadedBytes: number;
-  onProgress: LoadOptions['onProgress'];
-  resolve(result: LoadResult): void;
-  reject(error: Error): void;
-}
-
 interface Fetch {
   sequence: number;
   /** `verifying`: bytes complete, integrity check running. */
@@ -191,7 +112,7 @@ interface Stream {
   joined: boolean;
   peers: Map<string, PeerSession>;
   fetches: Map<number, Fetch>;
-  waiters: Map<number, Waiter[]>;
+  waiters: PendingLoads;
   /** Live-edge seeding: segments this peer was elected to fetch from the origin, and from when. */
   seedAt: Map<number, number>;
   /**
@@ -209,8 +130,6 @@ interface Stream {
   lastPeerRequestMs: number;
 }
 
-type AnyListener = (event: unknown) => void;
-
 export class ShoalEngine {
   readonly options: EngineOptions;
   private readonly clock: Clock;
@@ -221,7 +140,8 @@ export class ShoalEngine {
   private readonly governor: UploadGovernor;
   private readonly streams = new Map<string, Stream>();
   private readonly banned = new Set<string>();
-  private readonly listeners = new Map<EngineEventName, Set<AnyListener>>();
+  private readonly events = new EngineEvents();
+  private readonly emit = this.events.emit;
   private readonly windowsByMode = new Map<EffectiveLatencyMode, ModeWindows>();
   private activeKey: string | undefined;
   private previousKey: string | undefined;
@@ -256,14 +176,12 @@ export class ShoalEngine {
   }
 
   on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
-    let set = this.listeners.get(name);
-    if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(listener as AnyListener);
+    this.events.on(name, listener);
     return this;
   }
 
   off<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
-    this.listeners.get(name)?.delete(listener as AnyListener);
+    this.events.off(name, listener);
     return this;
   }
 
@@ -348,7 +266,7 @@ export class ShoalEngine {
     return resolveLatencyMode(this.options.latencyMode, this.playback, durationS);
   }
 
-  loadSegment(ref: SegmentRef, loadOptions: LoadOptions = {}): SegmentLoad {
+  loadSegment(ref: SegmentRef): SegmentLoad {
     if (this.destroyed) return { result: Promise.reject(new ShoalError('DESTROYED', 'loadSegment after destroy()')), abort: () => {} };
     const stream = this.stream(ref.streamKey);
     if (!stream.refs.has(ref.sequence)) {
@@ -363,15 +281,7 @@ export class ShoalEngine {
       this.emit('segment-loaded', { ref, source: 'store', bytes: stored.length, timing });
       return { result: Promise.resolve({ bytes: stored, source: 'store', timing }), abort: () => {} };
     }
-    let waiter!: Waiter;
-    const result = new Promise<LoadResult>((resolve, reject) => {
-      waiter = { ref, requestMs, loadedBytes: 0, onProgress: loadOptions.onProgress, resolve, reject };
-    });
-    const waiters = stream.waiters.get(ref.sequence) ?? [];
-    waiters.push(waiter);
-    stream.waiters.set(ref.sequence, waiters);
-    const fetch = stream.fetches.get(ref.sequence);
-    if (fetch) waiter.loadedBytes = fetch.p2pBytes + fetch.httpBytes;
+    const { waiter, result } = stream.waiters.add(ref, requestMs);
     this.scheduleTick(0);
     return { result, abort: () => this.abortWaiter(stream, waiter) };
   }
@@ -404,14 +314,13 @@ export class ShoalEngine {
     for (const stream of this.streams.values()) {
       for (const fetch of stream.fetches.values()) fetch.http?.abort();
       stream.fetches.clear();
-      for (const waiters of stream.waiters.values()) for (const waiter of waiters) waiter.reject(error);
-      stream.waiters.clear();
+      stream.waiters.rejectAll(error);
       this.leaveSwarm(stream);
     }
     this.governor.destroy();
     this.signaling?.destroy();
     this.store.clear();
-    this.listeners.clear();
+    this.events.clear();
   }
 
   // ---- streams and swarms ----
@@ -421,7 +330,7 @@ export class ShoalEngine {
     if (!stream) {
       stream = {
         key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches: new Map(), waiters: new Map(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
+        fetches: new Map(), waiters: new PendingLoads(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
         stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
         lastPeerRequestMs: -Infinity,
       };
@@ -498,7 +407,6 @@ export class ShoalEngine {
         fetch.p2pBytes += chunk.length;
         stream.stats.p2pBytes += chunk.length;
         this.emit('bytes-down', { streamKey: stream.key, source: 'p2p', bytes: chunk.length });
-        this.progress(stream, sequence, chunk.length, peer.downloadProgress?.totalBytes);
       },
       onSegment: (peer, sequence, bytes) => {
         const fetch = stream.fetches.get(sequence);
@@ -646,7 +554,7 @@ export class ShoalEngine {
     const playback = active ? this.playback : undefined;
     const windows = this.windows(this.latencyMode);
     const candidates = new Map<number, SegmentRef>();
-    for (const sequence of stream.waiters.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
+    for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.fetches.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.seedAt.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
     if (active && playback && this.options.p2pDownload && stream.peers.size > 0) {
@@ -795,7 +703,6 @@ export class ShoalEngine {
         fetch.httpBytes += chunk.length;
         stream.stats.httpBytes += chunk.length;
         this.emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: chunk.length });
-        this.progress(stream, fetch.sequence, chunk.length, totalBytes);
       },
     });
     fetch.http = transfer;
@@ -827,17 +734,10 @@ export class ShoalEngine {
         if (stream.fetches.get(fetch.sequence) !== fetch || this.destroyed) return;
         this.dropFetch(stream, fetch);
         const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
-        this.settle(stream, fetch.sequence, (waiter) => waiter.reject(failure));
+        stream.waiters.settle(fetch.sequence, (waiter) => waiter.reject(failure));
         this.scheduleTick(0);
       },
     );
-  }
-
-  private progress(stream: Stream, sequence: number, bytes: number, totalBytes: number | undefined): void {
-    for (const waiter of stream.waiters.get(sequence) ?? []) {
-      waiter.loadedBytes += bytes;
-      waiter.onProgress?.(waiter.loadedBytes, totalBytes);
-    }
   }
 
   /** Bytes complete: verify what came from peers, store, announce, hand copies to the waiting loads. */
@@ -880,7 +780,7 @@ export class ShoalEngine {
     this.announce(stream, fetch.sequence, stored ? SegmentState.has : SegmentState.none);
     const source: SegmentSource = fetch.p2pBytes > fetch.httpBytes ? 'p2p' : 'http';
     let first = true;
-    this.settle(stream, fetch.sequence, (waiter) => {
+    stream.waiters.settle(fetch.sequence, (waiter) => {
       const now = this.clock.now();
       const origin = fetch.origin && fetch.p2pBytes === 0 ? { requestMs: fetch.origin.requestMs, firstByteMs: fetch.origin.firstByteMs ?? now } : undefined;
       const timing: LoadTiming = { requestMs: waiter.requestMs, firstByteMs: Math.max(fetch.firstByteMs ?? now, waiter.requestMs), doneMs: now, ...(origin ? { origin } : {}) };
@@ -894,19 +794,13 @@ export class ShoalEngine {
   }
 
   private serveFromStore(stream: Stream, sequence: number): void {
-    this.settle(stream, sequence, (waiter) => {
+    stream.waiters.settle(sequence, (waiter) => {
       const bytes = this.store.get(stream.key, sequence)!;
       const now = this.clock.now();
       const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
       this.emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
       waiter.resolve({ bytes, source: 'store', timing });
     });
-  }
-
-  private settle(stream: Stream, sequence: number, each: (waiter: Waiter) => void): void {
-    const waiters = stream.waiters.get(sequence);
-    stream.waiters.delete(sequence);
-    for (const waiter of waiters ?? []) each(waiter);
   }
 
   /** Parked P2P bytes the player cannot wait for any longer: the origin's copy replaces them. */
@@ -926,30 +820,14 @@ export class ShoalEngine {
 
   private abortWaiter(stream: Stream, waiter: Waiter): void {
     const sequence = waiter.ref.sequence;
-    const waiters = stream.waiters.get(sequence);
-    const index = waiters?.indexOf(waiter) ?? -1;
-    if (!waiters || index === -1) return;
-    waiters.splice(index, 1);
-    if (waiters.length === 0) {
-      stream.waiters.delete(sequence);
+    const { removed, last } = stream.waiters.remove(waiter);
+    if (!removed) return;
+    if (last) {
       // An HTTP transfer nobody waits for is waste (unless it seeds the swarm); P2P prefetch may go on.
       const fetch = stream.fetches.get(sequence);
       if (fetch && fetch.kind === 'http' && !fetch.seed) this.dropFetch(stream, fetch);
     }
     waiter.reject(new ShoalError('ABORTED', `load of segment ${sequence} aborted`));
-  }
-
-  private emit<Name extends EngineEventName>(name: Name, event: EngineEventMap[Name]): void {
-    const listeners = this.listeners.get(name);
-    if (!listeners) return;
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        // A throwing listener must not break the engine; it is reported, not swallowed.
-        if (name !== 'warning') this.emit('warning', { message: `a '${name}' listener threw: ${String(error)}` });
-      }
-    }
   }
 
   private assertAlive(): void {

@@ -1,19 +1,9 @@
 // @shoal/core: the platform-independent P2P engine. Runs in browsers and in Node; the WebRTC and
 // tracker-client adapter is a separate entry (`@shoal/core/webrtc`).
 export { ShoalEngine } from './engine.js';
-export type {
-  EngineDeps,
-  EngineEventMap,
-  EngineEventName,
-  EngineListener,
-  EngineStats,
-  LoadOptions,
-  LoadResult,
-  LoadTiming,
-  SegmentLoad,
-  StreamRegistration,
-  StreamStats,
-} from './engine.js';
+export type { EngineDeps, StreamRegistration } from './engine.js';
+export type { EngineEventMap, EngineEventName, EngineListener, EngineStats, StreamStats } from './engine-events.js';
+export type { LoadResult, LoadTiming, SegmentLoad } from './pending-loads.js';
 export { DEFAULT_OPTIONS, resolveOptions } from './options.js';
 export type { EngineOptions, EngineOptionsInput, SegmentValidator } from './options.js';
 export { ShoalError, isShoalError } from './errors.js';

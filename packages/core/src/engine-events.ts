@@ -1,0 +1,78 @@
+// What the engine tells its integrator: the typed event map with its emitter, and the stats shapes.
+import type { EffectiveLatencyMode } from './scheduler.js';
+import type { LoadTiming } from './pending-loads.js';
+import type { SegmentRef, SegmentSource } from './types.js';
+import type { UploadGovernorStats } from './upload-governor.js';
+
+export interface EngineEventMap {
+  'segment-loaded': { ref: SegmentRef; source: SegmentSource; bytes: number; timing: LoadTiming };
+  'bytes-down': { streamKey: string; source: 'http' | 'p2p'; bytes: number };
+  'bytes-up': { streamKey: string; bytes: number };
+  'peer-connect': { streamKey: string; peerId: string };
+  'peer-close': { streamKey: string; peerId: string; reason: string | undefined };
+  'peer-banned': { streamKey: string; peerId: string; reason: string };
+  'tracker-error': { streamKey: string; error: Error };
+  'tracker-warning': { streamKey: string; message: string };
+  /** Something the integrator may want to know that is not an error of a single load. */
+  warning: { message: string };
+}
+export type EngineEventName = keyof EngineEventMap;
+export type EngineListener<Name extends EngineEventName> = (event: EngineEventMap[Name]) => void;
+export type EngineEmit = <Name extends EngineEventName>(name: Name, event: EngineEventMap[Name]) => void;
+
+export interface StreamStats {
+  httpBytes: number;
+  p2pBytes: number;
+  uploadBytes: number;
+  peers: number;
+  /** Segments fetched from the origin (including live-edge seeding), and the segments P2P delivered in full. */
+  httpSegments: number;
+  p2pSegments: number;
+}
+
+export interface EngineStats {
+  httpBytes: number;
+  p2pBytes: number;
+  uploadBytes: number;
+  /** Distinct remote peers connected, over all renditions (a peer in two rendition swarms counts once). */
+  peers: number;
+  bannedPeers: number;
+  storeBytes: number;
+  latencyMode: EffectiveLatencyMode;
+  /** The upload governor: its pace, the uplink's measured queueing delay, and whether uploads yield to playback. */
+  upload: UploadGovernorStats;
+  streams: Record<string, StreamStats>;
+}
+
+type AnyListener = (event: unknown) => void;
+
+export class EngineEvents {
+  private readonly listeners = new Map<EngineEventName, Set<AnyListener>>();
+
+  on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): void {
+    let set = this.listeners.get(name);
+    if (!set) this.listeners.set(name, (set = new Set()));
+    set.add(listener as AnyListener);
+  }
+
+  off<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): void {
+    this.listeners.get(name)?.delete(listener as AnyListener);
+  }
+
+  readonly emit: EngineEmit = (name, event) => {
+    const listeners = this.listeners.get(name);
+    if (!listeners) return;
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        // A throwing listener must not break the engine; it is reported, not swallowed.
+        if (name !== 'warning') this.emit('warning', { message: `a '${name}' listener threw: ${String(error)}` });
+      }
+    }
+  };
+
+  clear(): void {
+    this.listeners.clear();
+  }
+}
