@@ -8,6 +8,7 @@ import { createLogger } from './logger.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
 import { PeerSession, type PeerSessionHooks } from './peer.js';
+import { LiveEdgeSeeding } from './live-edge-seeding.js';
 import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
 import { PendingLoads, type LoadResult, type LoadTiming, type SegmentLoad, type Waiter } from './pending-loads.js';
 import { UploadGovernor } from './upload-governor.js';
@@ -16,7 +17,6 @@ import {
   plan,
   resolveLatencyMode,
   segmentDeadlineMs,
-  seedStartDelayMs,
   windowsFor,
   type EffectiveLatencyMode,
   type ModeWindows,
@@ -47,8 +47,6 @@ const PEER_REQUEST_INTERVAL_MS = 5000;
 const MAX_INTEGRITY_CHECKS = 3;
 /** P2P transfers of one segment whose bytes were thrown away (cancelled, peer gone, unverifiable) before P2P gives up on it. */
 const MAX_WASTED_P2P_TRANSFERS = 2;
-/** Live-edge seeding: how long a relayed "fetching" may stand without a transfer of our own behind it. */
-const RELAY_TTL_MS = 3000;
 /** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
 const PLAYBACK_DRIFT_S = 0.2;
 /** Otherwise, playback reports ask for a plan at most this often. */
@@ -113,14 +111,8 @@ interface Stream {
   peers: Map<string, PeerSession>;
   fetches: Map<number, Fetch>;
   waiters: PendingLoads;
-  /** Live-edge seeding: segments this peer was elected to fetch from the origin, and from when. */
-  seedAt: Map<number, number>;
-  /**
-   * Live-edge seeding: new segments we announced as "fetching" because a neighbour fetches or has
-   * them (we will fetch them from it), so that peers beyond our neighbours hold back their own
-   * origin fetch. Value: when, or -1 once withdrawn.
-   */
-  relayed: Map<number, number>;
+  /** Live-edge seeding: who fetches new live segments from the origin. */
+  seeding: LiveEdgeSeeding;
   /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
   wastedP2P: Map<number, number>;
   /** The tracker's count of peers in the swarm (this one included), when signaling reports it. */
@@ -204,11 +196,11 @@ export class ShoalEngine {
     }
     stream.refs = refs;
     stream.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
-    for (const sequence of stream.seedAt.keys()) if (!refs.has(sequence)) stream.seedAt.delete(sequence);
+    stream.seeding.forget((sequence) => refs.has(sequence), stream.ordered[0]?.sequence ?? 0);
     for (const sequence of stream.wastedP2P.keys()) if (!refs.has(sequence)) stream.wastedP2P.delete(sequence);
-    const oldest = stream.ordered[0]?.sequence ?? 0;
-    for (const sequence of stream.relayed.keys()) if (sequence < oldest) stream.relayed.delete(sequence);
-    if (stream.isLive && wasRegistered) this.electSeeders(stream, fresh);
+    if (stream.isLive && wasRegistered) {
+      stream.seeding.elect(fresh, this.signaling?.localPeerId, [...stream.peers.keys()], stream.swarmSize, this.clock.now());
+    }
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
   }
@@ -328,9 +320,15 @@ export class ShoalEngine {
   private stream(key: string): Stream {
     let stream = this.streams.get(key);
     if (!stream) {
+      const fetches = new Map<number, Fetch>();
+      const seeding = new LiveEdgeSeeding(
+        key, this.options,
+        (sequence) => fetches.has(sequence) || this.store.has(key, sequence),
+        (sequence, state) => this.announce(this.streams.get(key), sequence, state),
+      );
       stream = {
         key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches: new Map(), waiters: new PendingLoads(), seedAt: new Map(), relayed: new Map(), wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
+        fetches, waiters: new PendingLoads(), seeding, wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
         stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
         lastPeerRequestMs: -Infinity,
       };
@@ -395,7 +393,9 @@ export class ShoalEngine {
       },
       onAvailability: (peer, sequence) => {
         if (sequence === undefined) return this.scheduleTick(0);
-        if (peer.isFetching(sequence) || peer.has(sequence)) this.relaySeeding(stream, sequence);
+        if ((peer.isFetching(sequence) || peer.has(sequence)) && stream.isLive && stream.key === this.activeKey) {
+          stream.seeding.relay(sequence, stream.ordered[stream.ordered.length - 1]?.sequence, this.clock.now());
+        }
         // Only a new holder of a segment we lack can change a plan now; "fetching" and withdrawals
         // are read by the next plan (an elected seeder plans again at its start time anyway).
         if (peer.has(sequence) && !stream.fetches.has(sequence) && !this.store.has(stream.key, sequence)) this.scheduleTick(0);
@@ -465,51 +465,6 @@ export class ShoalEngine {
     for (const peer of stream.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
   }
 
-  /** Live-edge seeding: for each new segment, elect origin fetchers among the peers we know. */
-  private electSeeders(stream: Stream, fresh: number[]): void {
-    if (!this.signaling || !this.options.upload || !this.options.p2pDownload || stream.peers.size === 0) return;
-    const self = this.signaling.localPeerId;
-    const known = [self, ...stream.peers.keys()];
-    const now = this.clock.now();
-    for (const sequence of fresh) {
-      const delayMs = seedStartDelayMs(self, known, `${stream.key}#${sequence}`, this.options.seedersPerSegment, stream.swarmSize, this.options.seedStaggerMs);
-      if (delayMs !== undefined) stream.seedAt.set(sequence, now + delayMs);
-    }
-  }
-
-  /**
-   * Live-edge seeding beyond our neighbours: a peer knows only its direct neighbours, so where
-   * views differ, several peers elect themselves for the same new segment. When a neighbour
-   * fetches (or has) a segment at or past our live edge, we say "fetching" too (we will get it
-   * from that neighbour): the news crosses the swarm in a few channel latencies, before any
-   * staggered self-elected fetcher starts. A relay with no transfer of ours behind it is
-   * withdrawn after RELAY_TTL_MS. A relay says that someone fetches, not how many: with
-   * seedersPerSegment > 1 (independent origin copies wanted) there is none.
-   */
-  private relaySeeding(stream: Stream, sequence: number): void {
-    const { upload, p2pDownload, seedersPerSegment } = this.options;
-    if (!stream.isLive || stream.key !== this.activeKey || !upload || !p2pDownload || seedersPerSegment !== 1) return;
-    const edge = stream.ordered[stream.ordered.length - 1]?.sequence;
-    if (edge === undefined || sequence < edge || stream.relayed.has(sequence)) return;
-    if (stream.fetches.has(sequence) || this.store.has(stream.key, sequence)) return;
-    stream.relayed.set(sequence, this.clock.now());
-    this.announce(stream, sequence, SegmentState.fetching);
-  }
-
-  /** Withdraws relays that no transfer of ours took over in time; returns when to look again. */
-  private expireRelays(stream: Stream, now: number): number {
-    let nextMs = Infinity;
-    for (const [sequence, atMs] of stream.relayed) {
-      if (atMs < 0) continue;
-      if (stream.fetches.has(sequence) || this.store.has(stream.key, sequence)) stream.relayed.set(sequence, -1);
-      else if (now >= atMs + RELAY_TTL_MS) {
-        stream.relayed.set(sequence, -1);
-        this.announce(stream, sequence, SegmentState.none);
-      } else nextMs = Math.min(nextMs, atMs + RELAY_TTL_MS);
-    }
-    return nextMs;
-  }
-
   // ---- scheduling ----
 
   private scheduleTick(delayMs: number): void {
@@ -537,7 +492,7 @@ export class ShoalEngine {
         nextMs = Math.min(nextMs, stream.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS);
       }
       nextMs = Math.min(nextMs, this.planStream(stream, active, now));
-      if (stream.relayed.size > 0) nextMs = Math.min(nextMs, this.expireRelays(stream, now));
+      nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
   }
@@ -556,7 +511,7 @@ export class ShoalEngine {
     const candidates = new Map<number, SegmentRef>();
     for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.fetches.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
-    for (const sequence of stream.seedAt.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
+    for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
     if (active && playback && this.options.p2pDownload && stream.peers.size > 0) {
       // Prefetch over P2P: segments ahead of the playhead within the mode's window.
       const untilS = playback.positionS + windows.prefetchAheadS;
@@ -573,7 +528,7 @@ export class ShoalEngine {
     for (const [sequence, ref] of candidates) {
       if (!ref) continue;
       if (this.store.has(stream.key, sequence)) {
-        stream.seedAt.delete(sequence);
+        stream.seeding.started(sequence);
         this.serveFromStore(stream, sequence);
         continue;
       }
@@ -597,11 +552,9 @@ export class ShoalEngine {
         requested: stream.waiters.has(sequence),
         httpInFlight: fetch !== undefined && fetch.kind !== 'p2p',
         p2p: fetch?.kind === 'p2p' && progress ? { peerId: fetch.peer!.id, ...progress } : undefined,
-        seedAtMs: stream.seedAt.get(sequence),
+        seedAtMs: stream.seeding.startAtMs(sequence),
         comingFromPeer: this.anyPeer(stream, (peer) => peer.isFetching(sequence)),
-        // "fetching" cannot tell an origin fetch from a P2P one: with seedersPerSegment > 1 (independent
-        // origin copies wanted), every elected peer fetches its own.
-        seedSatisfied: stream.seedAt.has(sequence) && this.options.seedersPerSegment === 1 && this.anyPeer(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence)),
+        seedSatisfied: stream.seeding.satisfied(sequence, () => this.anyPeer(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence))),
       });
     }
     if (segments.length === 0) return parkedWakeMs;
@@ -625,7 +578,7 @@ export class ShoalEngine {
       if (action.type === 'wake') wakeMs = action.atMs;
       else if (action.type === 'http') {
         log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
-        stream.seedAt.delete(action.sequence);
+        stream.seeding.started(action.sequence);
         this.startHttp(stream, action.sequence, action.reason === 'seed');
       } else if (action.type === 'p2p') {
         const peer = stream.peers.get(action.peerId)!;

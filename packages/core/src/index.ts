@@ -16,7 +16,8 @@ export { MemorySegmentStore, pickEvictionVictim } from './segment-store.js';
 export { FetchHttpClient, realClock } from './fetch-http-client.js';
 export type { FetchHttpClientOptions } from './fetch-http-client.js';
 export { PROTOCOL_VERSION } from './peer-protocol.js';
-export { electOriginFetchers, resolveLatencyMode } from './scheduler.js';
+export { electOriginFetchers } from './live-edge-seeding.js';
+export { resolveLatencyMode } from './scheduler.js';
 export type { EffectiveLatencyMode } from './scheduler.js';
 export type {
   ByteRange,

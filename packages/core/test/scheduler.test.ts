@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { electOriginFetchers, seedStartDelayMs } from '../src/live-edge-seeding.js';
 import {
-  electOriginFetchers,
   plan,
   resolveLatencyMode,
   segmentDeadlineMs,
-  seedDelayMs,
   windowsFor,
   type PeerPlan,
   type SchedulerInput,
@@ -172,7 +171,7 @@ describe('live-edge seeding', () => {
   it('staggers elected fetchers so the best-ranked starts first', () => {
     const key = 'stream#7';
     const ranked = electOriginFetchers(key, ids, 3);
-    const delays = ranked.map((id) => seedDelayMs(id, key, 1000));
+    const delays = ranked.map((id) => seedStartDelayMs(id, ids, key, 3, undefined, 1000)!);
     expect([...delays].sort((a, b) => a - b)).toEqual(delays);
     expect(delays[0]).toBeLessThan(50);
   });

@@ -1,0 +1,168 @@
+// Live-edge seeding: who fetches a new live segment from the origin, and when. Rendezvous hashing
+// elects a few origin fetchers per segment without any coordination (every peer that knows the
+// same ids elects the same ones); the others get the segment from them over P2P. A neighbour's
+// "fetching" is relayed one hop further so that peers beyond it hold back their own origin fetch.
+import { SegmentState, type SegmentStateValue } from './peer-protocol.js';
+
+/** How long a relayed "fetching" may stand without a transfer of our own behind it. */
+const RELAY_TTL_MS = 3000;
+
+/** A fast 32-bit string hash (FNV-1a with a final avalanche), for rendezvous scores. */
+export function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}
+
+/** A peer's rendezvous score for a segment, in [0, 1): the same on every peer that computes it. */
+export function seedScore(peerId: string, segmentKey: string): number {
+  return hash32(`${segmentKey}\u0000${peerId}`) / 0x1_0000_0000;
+}
+
+/**
+ * Live-edge seeding by rendezvous hashing: among the peer ids this peer knows in the swarm
+ * (itself included), the `count` with the highest score for the segment fetch it from the
+ * origin; everyone else waits for them. Every peer that knows the same ids elects the same
+ * fetchers, and adding or removing one peer moves the election only if that peer was elected.
+ */
+export function electOriginFetchers(segmentKey: string, peerIds: readonly string[], count: number): string[] {
+  return peerIds
+    .map((id) => ({ id, score: seedScore(id, segmentKey) }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .slice(0, count)
+    .map((entry) => entry.id);
+}
+
+/**
+ * With the swarm's size known (the tracker's count), first-tier fetchers are this many times
+ * `seedersPerSegment`, in expectation: enough that a segment with none (probability about
+ * e^-(this * count)) is rare, few enough that the staggered start leaves time for the first
+ * fetcher's "fetching" to cross the swarm and hold the others back.
+ */
+const SEED_QUANTILE_SLACK = 4;
+
+/**
+ * Live-edge seeding: when (delay after learning of the segment, ms) this peer fetches a new live
+ * segment from the origin, or undefined when it leaves that to others. Only a peer that tops its
+ * neighbourhood (electOriginFetchers over `knownPeerIds`, itself included) may fetch. Peers that
+ * top their own neighbourhoods are not neighbours of each other, so with `swarmSize` known the
+ * first tier is narrowed to scores in the swarm's top `count * SEED_QUANTILE_SLACK / swarmSize` of
+ * the hash space (about that many peers in all, with no need to know their ids), staggered over
+ * `staggerMs` by score; the other neighbourhood tops are a second tier, starting a whole stagger
+ * later, for segments whose first tier is empty or gone (their start is cancelled once a
+ * neighbour says it fetches or has the segment). Urgent HTTP stays the last fallback.
+ */
+export function seedStartDelayMs(
+  selfId: string, knownPeerIds: readonly string[], segmentKey: string, count: number, swarmSize: number | undefined, staggerMs: number,
+): number | undefined {
+  if (!electOriginFetchers(segmentKey, knownPeerIds, count).includes(selfId)) return undefined;
+  const quantile = swarmSize !== undefined ? Math.min(1, (count * SEED_QUANTILE_SLACK) / Math.max(swarmSize, 1)) : 1;
+  const gap = 1 - seedScore(selfId, segmentKey);
+  return gap < quantile ? (gap / quantile) * staggerMs : staggerMs + gap * staggerMs;
+}
+
+export interface SeedingSettings {
+  upload: boolean;
+  p2pDownload: boolean;
+  seedersPerSegment: number;
+  seedStaggerMs: number;
+}
+
+/** One stream's live-edge seeding: the segments this peer was elected to fetch, and the relays it announced. */
+export class LiveEdgeSeeding {
+  /** Segments this peer was elected to fetch from the origin, and from when. */
+  private readonly seedAt = new Map<number, number>();
+  /**
+   * New segments we announced as "fetching" because a neighbour fetches or has them (we will
+   * fetch them from it), so that peers beyond our neighbours hold back their own origin fetch.
+   * Value: when, or -1 once withdrawn.
+   */
+  private readonly relayed = new Map<number, number>();
+
+  constructor(
+    private readonly segmentKeyPrefix: string,
+    private readonly settings: SeedingSettings,
+    /** Whether this peer holds the segment or runs a transfer of it. */
+    private readonly holds: (sequence: number) => boolean,
+    private readonly announce: (sequence: number, state: SegmentStateValue) => void,
+  ) {}
+
+  /** For each new segment, elect origin fetchers among the peers we know (ourselves included). */
+  elect(fresh: readonly number[], selfId: string | undefined, neighbourIds: readonly string[], swarmSize: number | undefined, nowMs: number): void {
+    const { upload, p2pDownload, seedersPerSegment, seedStaggerMs } = this.settings;
+    if (selfId === undefined || !upload || !p2pDownload || neighbourIds.length === 0) return;
+    const known = [selfId, ...neighbourIds];
+    for (const sequence of fresh) {
+      const delayMs = seedStartDelayMs(selfId, known, `${this.segmentKeyPrefix}#${sequence}`, seedersPerSegment, swarmSize, seedStaggerMs);
+      if (delayMs !== undefined) this.seedAt.set(sequence, nowMs + delayMs);
+    }
+  }
+
+  /** When this peer is to fetch the segment from the origin, if it was elected and has not started. */
+  startAtMs(sequence: number): number | undefined {
+    return this.seedAt.get(sequence);
+  }
+
+  elected(): IterableIterator<number> {
+    return this.seedAt.keys();
+  }
+
+  /** The segment is in hand or its fetch started: no seeding start pending for it. */
+  started(sequence: number): void {
+    this.seedAt.delete(sequence);
+  }
+
+  /**
+   * An elected start is moot once a neighbour fetches or has the segment. "Fetching" cannot tell an
+   * origin fetch from a P2P one: with seedersPerSegment > 1 (independent origin copies wanted),
+   * every elected peer fetches its own.
+   */
+  satisfied(sequence: number, neighbourFetchesOrHas: () => boolean): boolean {
+    return this.seedAt.has(sequence) && this.settings.seedersPerSegment === 1 && neighbourFetchesOrHas();
+  }
+
+  /** Forgets elections of segments no longer in the playlist, and relays older than its oldest segment. */
+  forget(inPlaylist: (sequence: number) => boolean, oldestSequence: number): void {
+    for (const sequence of this.seedAt.keys()) if (!inPlaylist(sequence)) this.seedAt.delete(sequence);
+    for (const sequence of this.relayed.keys()) if (sequence < oldestSequence) this.relayed.delete(sequence);
+  }
+
+  /**
+   * Seeding beyond our neighbours: a peer knows only its direct neighbours, so where views differ,
+   * several peers elect themselves for the same new segment. When a neighbour fetches (or has) a
+   * segment at or past our live edge, we say "fetching" too (we will get it from that neighbour):
+   * the news crosses the swarm in a few channel latencies, before any staggered self-elected
+   * fetcher starts. A relay with no transfer of ours behind it is withdrawn after RELAY_TTL_MS. A
+   * relay says that someone fetches, not how many: with seedersPerSegment > 1 there is none.
+   */
+  relay(sequence: number, edgeSequence: number | undefined, nowMs: number): void {
+    const { upload, p2pDownload, seedersPerSegment } = this.settings;
+    if (!upload || !p2pDownload || seedersPerSegment !== 1) return;
+    if (edgeSequence === undefined || sequence < edgeSequence || this.relayed.has(sequence)) return;
+    if (this.holds(sequence)) return;
+    this.relayed.set(sequence, nowMs);
+    this.announce(sequence, SegmentState.fetching);
+  }
+
+  /** Withdraws relays that no transfer of ours took over in time; returns when to look again. */
+  expire(nowMs: number): number {
+    let nextMs = Infinity;
+    for (const [sequence, atMs] of this.relayed) {
+      if (atMs < 0) continue;
+      if (this.holds(sequence)) this.relayed.set(sequence, -1);
+      else if (nowMs >= atMs + RELAY_TTL_MS) {
+        this.relayed.set(sequence, -1);
+        this.announce(sequence, SegmentState.none);
+      } else nextMs = Math.min(nextMs, atMs + RELAY_TTL_MS);
+    }
+    return nextMs;
+  }
+}
