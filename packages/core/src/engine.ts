@@ -1,13 +1,14 @@
 // ShoalEngine: carries out the scheduler's decisions. It owns the streams (one swarm per
-// rendition), the peer sessions, the HTTP and P2P transfers and the player's pending loads; it
-// asks scheduler.plan() what to do whenever state changes, and on a timer while work is in flight.
+// rendition, its peers in peer-pool.ts), the HTTP and P2P transfers and the player's pending loads
+// (pending-loads.ts); it asks scheduler.plan() what to do whenever state changes, and on a timer
+// while work is in flight. Who fetches new live segments from the origin: live-edge-seeding.ts.
 import { ShoalError } from './errors.js';
-import { infoHash } from './identity.js';
 import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
-import { MAX_MAP_SEGMENTS, SegmentState, type SegmentStateValue } from './peer-protocol.js';
-import { PeerSession, type PeerSessionHooks } from './peer.js';
+import { SegmentState } from './peer-protocol.js';
+import type { PeerSession } from './peer.js';
+import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
 import { LiveEdgeSeeding } from './live-edge-seeding.js';
 import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
 import { PendingLoads, type LoadResult, type LoadTiming, type SegmentLoad, type Waiter } from './pending-loads.js';
@@ -27,13 +28,11 @@ import type {
   Clock,
   HttpClient,
   HttpTransfer,
-  PeerTransport,
   PlaybackState,
   SegmentRef,
   SegmentSource,
   SegmentStore,
   Signaling,
-  SwarmSignal,
   TimerId,
 } from './types.js';
 
@@ -41,8 +40,6 @@ const log = createLogger('shoal:core:engine');
 
 /** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
 const DEFAULT_BYTES_PER_S = 250_000;
-/** How often, at most, the engine asks the trackers for more peers while below target. */
-const PEER_REQUEST_INTERVAL_MS = 5000;
 /** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
 const MAX_INTEGRITY_CHECKS = 3;
 /** P2P transfers of one segment whose bytes were thrown away (cancelled, peer gone, unverifiable) before P2P gives up on it. */
@@ -105,21 +102,15 @@ interface Stream {
   /** By start time, for window lookups. */
   ordered: SegmentRef[];
   registered: boolean;
-  swarm: SwarmSignal | undefined;
-  /** Set before join() returns: signaling may hand over peers synchronously. */
-  joined: boolean;
-  peers: Map<string, PeerSession>;
+  pool: PeerPool;
   fetches: Map<number, Fetch>;
   waiters: PendingLoads;
   /** Live-edge seeding: who fetches new live segments from the origin. */
   seeding: LiveEdgeSeeding;
   /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
   wastedP2P: Map<number, number>;
-  /** The tracker's count of peers in the swarm (this one included), when signaling reports it. */
-  swarmSize: number | undefined;
   bytesPerS: number;
   stats: StreamStats;
-  lastPeerRequestMs: number;
 }
 
 export class ShoalEngine {
@@ -164,7 +155,7 @@ export class ShoalEngine {
       deps.sha256 ?? webCryptoSha256,
       (message) => this.emit('warning', { message }),
     );
-    this.store.onEvict((streamKey, sequence) => this.announce(this.streams.get(streamKey), sequence, SegmentState.none));
+    this.store.onEvict((streamKey, sequence) => this.streams.get(streamKey)?.pool.announce(sequence, SegmentState.none));
   }
 
   on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
@@ -199,7 +190,7 @@ export class ShoalEngine {
     stream.seeding.forget((sequence) => refs.has(sequence), stream.ordered[0]?.sequence ?? 0);
     for (const sequence of stream.wastedP2P.keys()) if (!refs.has(sequence)) stream.wastedP2P.delete(sequence);
     if (stream.isLive && wasRegistered) {
-      stream.seeding.elect(fresh, this.signaling?.localPeerId, [...stream.peers.keys()], stream.swarmSize, this.clock.now());
+      stream.seeding.elect(fresh, this.signaling?.localPeerId, [...stream.pool.peers.keys()], stream.pool.swarmSize, this.clock.now());
     }
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
@@ -213,9 +204,9 @@ export class ShoalEngine {
     this.activeKey = streamKey;
     log('active stream', streamKey);
     const stream = this.stream(streamKey);
-    this.joinSwarm(stream);
+    stream.pool.join(this.signaling);
     for (const other of this.streams.values()) {
-      if (other.key !== this.activeKey && other.key !== this.previousKey) this.leaveSwarm(other);
+      if (other.key !== this.activeKey && other.key !== this.previousKey) other.pool.leave();
     }
     this.scheduleTick(0);
   }
@@ -283,12 +274,12 @@ export class ShoalEngine {
     const streams: Record<string, StreamStats> = {};
     const peers = new Set<string>();
     for (const stream of this.streams.values()) {
-      stream.stats.peers = stream.peers.size;
+      stream.stats.peers = stream.pool.size;
       streams[stream.key] = { ...stream.stats };
       totals.httpBytes += stream.stats.httpBytes;
       totals.p2pBytes += stream.stats.p2pBytes;
       totals.uploadBytes += stream.stats.uploadBytes;
-      for (const peerId of stream.peers.keys()) peers.add(peerId);
+      for (const peerId of stream.pool.peers.keys()) peers.add(peerId);
     }
     return {
       ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
@@ -307,7 +298,7 @@ export class ShoalEngine {
       for (const fetch of stream.fetches.values()) fetch.http?.abort();
       stream.fetches.clear();
       stream.waiters.rejectAll(error);
-      this.leaveSwarm(stream);
+      stream.pool.leave();
     }
     this.governor.destroy();
     this.signaling?.destroy();
@@ -318,80 +309,35 @@ export class ShoalEngine {
   // ---- streams and swarms ----
 
   private stream(key: string): Stream {
-    let stream = this.streams.get(key);
-    if (!stream) {
-      const fetches = new Map<number, Fetch>();
-      const seeding = new LiveEdgeSeeding(
+    const existing = this.streams.get(key);
+    if (existing) return existing;
+    const fetches = new Map<number, Fetch>();
+    const stats: StreamStats = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 };
+    const stream: Stream = {
+      key, isLive: false, refs: new Map(), ordered: [], registered: false, fetches, waiters: new PendingLoads(), wastedP2P: new Map(),
+      bytesPerS: DEFAULT_BYTES_PER_S, stats,
+      seeding: new LiveEdgeSeeding(
         key, this.options,
         (sequence) => fetches.has(sequence) || this.store.has(key, sequence),
-        (sequence, state) => this.announce(this.streams.get(key), sequence, state),
-      );
-      stream = {
-        key, isLive: false, refs: new Map(), ordered: [], registered: false, swarm: undefined, joined: false, peers: new Map(),
-        fetches, waiters: new PendingLoads(), seeding, wastedP2P: new Map(), swarmSize: undefined, bytesPerS: DEFAULT_BYTES_PER_S,
-        stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
-        lastPeerRequestMs: -Infinity,
-      };
-      this.streams.set(key, stream);
-    }
+        (sequence, state) => stream.pool.announce(sequence, state),
+      ),
+      pool: new PeerPool({
+        streamKey: key, clock: this.clock, options: this.options, store: this.store, governor: this.governor, banned: this.banned,
+        stats, emit: this.emit, owner: this.peerEvents(() => stream),
+      }),
+    };
+    this.streams.set(key, stream);
     return stream;
   }
 
-  private joinSwarm(stream: Stream): void {
-    const { p2pDownload, upload, maxPeers } = this.options;
-    if (stream.joined || !this.signaling || maxPeers === 0 || (!p2pDownload && !upload)) return;
-    stream.lastPeerRequestMs = this.clock.now();
-    stream.joined = true;
-    stream.swarm = this.signaling.join(infoHash(stream.key), {
-      peer: (transport) => this.addPeer(stream, transport),
-      error: (error) => this.emit('tracker-error', { streamKey: stream.key, error }),
-      warning: (message) => this.emit('tracker-warning', { streamKey: stream.key, message }),
-      swarmSize: (peers) => {
-        if (Number.isFinite(peers) && peers >= 1) stream.swarmSize = peers;
-      },
-    });
-  }
-
-  private leaveSwarm(stream: Stream): void {
-    const swarm = stream.swarm;
-    stream.swarm = undefined;
-    stream.joined = false;
-    swarm?.leave();
-    for (const peer of [...stream.peers.values()]) peer.close('left the swarm');
-  }
-
-  private addPeer(stream: Stream, transport: PeerTransport): void {
-    const peerId = transport.remotePeerId;
-    if (this.destroyed || !stream.joined || this.banned.has(peerId) || stream.peers.has(peerId) || stream.peers.size >= this.options.maxPeers) {
-      transport.close();
-      return;
-    }
-    const peer = new PeerSession(transport, this.clock, this.peerHooks(stream), this.governor, this.options.initialPeerThroughputBytesPerS);
-    stream.peers.set(peerId, peer);
-    const [firstSequence, states] = this.availabilityMap(stream);
-    peer.start(this.options.upload, firstSequence, states);
-  }
-
-  private availabilityMap(stream: Stream): [number, SegmentStateValue[]] {
-    const has = this.store.sequences(stream.key);
-    const fetching = [...stream.fetches.keys()];
-    const all = [...has, ...fetching];
-    if (all.length === 0) return [0, []];
-    const last = Math.max(...all);
-    const first = Math.max(Math.min(...all), last - MAX_MAP_SEGMENTS + 1);
-    const states: SegmentStateValue[] = new Array<SegmentStateValue>(last - first + 1).fill(SegmentState.none);
-    for (const sequence of fetching) if (sequence >= first) states[sequence - first] = SegmentState.fetching;
-    for (const sequence of has) if (sequence >= first) states[sequence - first] = SegmentState.has;
-    return [first, states];
-  }
-
-  private peerHooks(stream: Stream): PeerSessionHooks {
+  /** What a stream's peers deliver, and when they come and go, as it concerns transfers and plans. */
+  private peerEvents(streamOf: () => Stream): PeerPoolOwner {
     return {
-      onReady: (peer) => {
-        this.emit('peer-connect', { streamKey: stream.key, peerId: peer.id });
-        this.scheduleTick(0);
-      },
+      isDestroyed: () => this.destroyed,
+      fetching: () => [...streamOf().fetches.keys()],
+      replan: () => this.scheduleTick(0),
       onAvailability: (peer, sequence) => {
+        const stream = streamOf();
         if (sequence === undefined) return this.scheduleTick(0);
         if ((peer.isFetching(sequence) || peer.has(sequence)) && stream.isLive && stream.key === this.activeKey) {
           stream.seeding.relay(sequence, stream.ordered[stream.ordered.length - 1]?.sequence, this.clock.now());
@@ -400,7 +346,8 @@ export class ShoalEngine {
         // are read by the next plan (an elected seeder plans again at its start time anyway).
         if (peer.has(sequence) && !stream.fetches.has(sequence) && !this.store.has(stream.key, sequence)) this.scheduleTick(0);
       },
-      onProgress: (peer, sequence, chunk) => {
+      onChunk: (peer, sequence, chunk) => {
+        const stream = streamOf();
         const fetch = stream.fetches.get(sequence);
         if (!fetch || fetch.peer !== peer) return;
         fetch.firstByteMs ??= this.clock.now();
@@ -409,60 +356,30 @@ export class ShoalEngine {
         this.emit('bytes-down', { streamKey: stream.key, source: 'p2p', bytes: chunk.length });
       },
       onSegment: (peer, sequence, bytes) => {
+        const stream = streamOf();
         const fetch = stream.fetches.get(sequence);
         if (fetch && fetch.peer === peer) void this.complete(stream, fetch, bytes);
         this.scheduleTick(0);
       },
       onRefused: (peer, sequence) => {
+        const stream = streamOf();
         const fetch = stream.fetches.get(sequence);
         if (fetch && fetch.peer === peer) this.dropFetch(stream, fetch);
         this.scheduleTick(0);
       },
-      segmentSize: (sequence) => this.store.sizeOf(stream.key, sequence),
-      readSegment: (sequence, start, end) => this.store.read(stream.key, sequence, start, end),
-      uploadEnabled: () => this.options.upload && !this.destroyed,
-      onBytesUp: (bytes) => {
-        stream.stats.uploadBytes += bytes;
-        this.emit('bytes-up', { streamKey: stream.key, bytes });
-      },
-      onViolation: (peer, reason) => this.ban(stream, peer, reason),
-      onClose: (peer, reason) => {
-        if (stream.peers.get(peer.id) !== peer) return;
-        stream.peers.delete(peer.id);
+      onPeerGone: (peer, banned) => {
+        const stream = streamOf();
         const sequence = peer.downloading;
         const fetch = sequence !== undefined ? stream.fetches.get(sequence) : undefined;
-        if (fetch && fetch.peer === peer) {
-          // A peer leaving mid-transfer must not stall the player: keep what arrived, fetch the rest
-          // over HTTP. What a banned peer sent is not kept.
-          const { prefix, totalBytes } = peer.cancelDownload();
-          const kept = this.banned.has(peer.id) ? new Uint8Array(0) : prefix;
-          if (stream.waiters.has(fetch.sequence)) this.resumeOverHttp(stream, fetch, kept, totalBytes);
-          else this.dropFetch(stream, fetch);
-        }
-        this.emit('peer-close', { streamKey: stream.key, peerId: peer.id, reason });
-        if (stream.swarm && stream.peers.size < this.options.targetPeers) this.requestPeers(stream);
-        this.scheduleTick(0);
+        if (!fetch || fetch.peer !== peer) return;
+        // A peer leaving mid-transfer must not stall the player: keep what arrived, fetch the rest
+        // over HTTP. What a banned peer sent is not kept.
+        const { prefix, totalBytes } = peer.cancelDownload();
+        const kept = banned ? new Uint8Array(0) : prefix;
+        if (stream.waiters.has(fetch.sequence)) this.resumeOverHttp(stream, fetch, kept, totalBytes);
+        else this.dropFetch(stream, fetch);
       },
     };
-  }
-
-  private ban(stream: Stream, peer: PeerSession, reason: string): void {
-    if (this.banned.has(peer.id)) return;
-    this.banned.add(peer.id);
-    log(`banned ${peer.id}: ${reason}`);
-    this.emit('peer-banned', { streamKey: stream.key, peerId: peer.id, reason });
-  }
-
-  private requestPeers(stream: Stream): void {
-    const now = this.clock.now();
-    if (now - stream.lastPeerRequestMs < PEER_REQUEST_INTERVAL_MS) return;
-    stream.lastPeerRequestMs = now;
-    stream.swarm?.requestPeers();
-  }
-
-  private announce(stream: Stream | undefined, sequence: number, state: SegmentStateValue): void {
-    if (!stream) return;
-    for (const peer of stream.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
   }
 
   // ---- scheduling ----
@@ -487,10 +404,7 @@ export class ShoalEngine {
     for (const stream of this.streams.values()) {
       const active = stream.key === this.activeKey;
       if (!active && stream.waiters.size === 0 && stream.fetches.size === 0) continue;
-      if (active && stream.swarm && stream.peers.size < this.options.targetPeers) {
-        this.requestPeers(stream);
-        nextMs = Math.min(nextMs, stream.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS);
-      }
+      if (active) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, this.planStream(stream, active, now));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
@@ -512,7 +426,7 @@ export class ShoalEngine {
     for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.fetches.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
-    if (active && playback && this.options.p2pDownload && stream.peers.size > 0) {
+    if (active && playback && this.options.p2pDownload && stream.pool.size > 0) {
       // Prefetch over P2P: segments ahead of the playhead within the mode's window.
       const untilS = playback.positionS + windows.prefetchAheadS;
       let budgetBytes = this.store.bytesLimit * PREFETCH_STORE_SHARE;
@@ -553,14 +467,14 @@ export class ShoalEngine {
         httpInFlight: fetch !== undefined && fetch.kind !== 'p2p',
         p2p: fetch?.kind === 'p2p' && progress ? { peerId: fetch.peer!.id, ...progress } : undefined,
         seedAtMs: stream.seeding.startAtMs(sequence),
-        comingFromPeer: this.anyPeer(stream, (peer) => peer.isFetching(sequence)),
-        seedSatisfied: stream.seeding.satisfied(sequence, () => this.anyPeer(stream, (peer) => peer.isFetching(sequence) || peer.has(sequence))),
+        comingFromPeer: stream.pool.any((peer) => peer.isFetching(sequence)),
+        seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => peer.isFetching(sequence) || peer.has(sequence))),
       });
     }
     if (segments.length === 0) return parkedWakeMs;
     // A segment whose P2P bytes were thrown away too often is not asked of peers again.
     const p2pAllowed = (sequence: number) => (stream.wastedP2P.get(sequence) ?? 0) < MAX_WASTED_P2P_TRANSFERS;
-    const peers = [...stream.peers.values()]
+    const peers = [...stream.pool.peers.values()]
       .filter((peer) => peer.handshaken && peer.remoteUploads)
       .map((peer) => {
         const rate = peer.expectedRate;
@@ -581,7 +495,7 @@ export class ShoalEngine {
         stream.seeding.started(action.sequence);
         this.startHttp(stream, action.sequence, action.reason === 'seed');
       } else if (action.type === 'p2p') {
-        const peer = stream.peers.get(action.peerId)!;
+        const peer = stream.pool.peers.get(action.peerId)!;
         log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
         this.startFetch(stream, action.sequence, 'p2p', peer);
         peer.request(action.sequence);
@@ -599,11 +513,6 @@ export class ShoalEngine {
     return Math.min(wakeMs, parkedWakeMs, busy || stream.waiters.size > 0 ? now + this.options.tickIntervalMs : Infinity);
   }
 
-  private anyPeer(stream: Stream, test: (peer: PeerSession) => boolean): boolean {
-    for (const peer of stream.peers.values()) if (test(peer)) return true;
-    return false;
-  }
-
   // ---- transfers ----
 
   private startFetch(stream: Stream, sequence: number, kind: 'http' | 'p2p', peer: PeerSession | undefined, seed = false): Fetch {
@@ -612,7 +521,7 @@ export class ShoalEngine {
       startedMs: this.clock.now(), firstByteMs: undefined, origin: undefined, seed, checks: 0, parked: undefined,
     };
     stream.fetches.set(sequence, fetch);
-    this.announce(stream, sequence, SegmentState.fetching);
+    stream.pool.announce(sequence, SegmentState.fetching);
     return fetch;
   }
 
@@ -712,14 +621,14 @@ export class ShoalEngine {
       }
       if (verdict !== 'valid') {
         if (verdict === 'invalid' && fromPeer) {
-          this.ban(stream, fromPeer, `segment ${fetch.sequence} failed verification`);
+          stream.pool.ban(fromPeer, `segment ${fetch.sequence} failed verification`);
           fromPeer.close('sent a segment that failed verification');
         }
         // Whatever the peers' share, the player gets only bytes that pass: start over from the origin.
         if (verdict === 'unverifiable') stream.wastedP2P.set(fetch.sequence, MAX_WASTED_P2P_TRANSFERS);
         stream.fetches.delete(fetch.sequence);
         if (stream.waiters.has(fetch.sequence)) this.startHttp(stream, fetch.sequence, false);
-        else this.announce(stream, fetch.sequence, SegmentState.none);
+        else stream.pool.announce(fetch.sequence, SegmentState.none);
         this.scheduleTick(0);
         return;
       }
@@ -730,7 +639,7 @@ export class ShoalEngine {
     if (ref.durationS > 0) stream.bytesPerS = 0.8 * stream.bytesPerS + 0.2 * (bytes.length / ref.durationS);
     const stored = this.store.put(ref, bytes);
     log(`#${fetch.sequence} complete: ${fetch.p2pBytes} bytes P2P, ${fetch.httpBytes} HTTP`, stream.key);
-    this.announce(stream, fetch.sequence, stored ? SegmentState.has : SegmentState.none);
+    stream.pool.announce(fetch.sequence, stored ? SegmentState.has : SegmentState.none);
     const source: SegmentSource = fetch.p2pBytes > fetch.httpBytes ? 'p2p' : 'http';
     let first = true;
     stream.waiters.settle(fetch.sequence, (waiter) => {
@@ -768,7 +677,7 @@ export class ShoalEngine {
     stream.fetches.delete(fetch.sequence);
     if (fetch.kind !== 'http' && fetch.p2pBytes > 0) stream.wastedP2P.set(fetch.sequence, (stream.wastedP2P.get(fetch.sequence) ?? 0) + 1);
     fetch.http?.abort();
-    this.announce(stream, fetch.sequence, SegmentState.none);
+    stream.pool.announce(fetch.sequence, SegmentState.none);
   }
 
   private abortWaiter(stream: Stream, waiter: Waiter): void {

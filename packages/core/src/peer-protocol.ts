@@ -257,3 +257,18 @@ export function decode(bytes: Uint8Array): DecodeResult {
       return fail('UNKNOWN_TYPE', `message type ${type}`);
   }
 }
+
+/**
+ * The availability map a new peer is sent: the segments we have and those we fetch, as
+ * [first sequence, state per sequence], at most MAX_MAP_SEGMENTS ending at the newest.
+ */
+export function availabilityMap(has: readonly number[], fetching: readonly number[]): [number, SegmentStateValue[]] {
+  const all = [...has, ...fetching];
+  if (all.length === 0) return [0, []];
+  const last = Math.max(...all);
+  const first = Math.max(Math.min(...all), last - MAX_MAP_SEGMENTS + 1);
+  const states: SegmentStateValue[] = new Array<SegmentStateValue>(last - first + 1).fill(SegmentState.none);
+  for (const sequence of fetching) if (sequence >= first) states[sequence - first] = SegmentState.fetching;
+  for (const sequence of has) if (sequence >= first) states[sequence - first] = SegmentState.has;
+  return [first, states];
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHUNK_BYTES, MAX_MESSAGE_BYTES, decode, encode, encodeDataInto, type PeerMessage } from '../src/peer-protocol.js';
+import { CHUNK_BYTES, MAX_MAP_SEGMENTS, MAX_MESSAGE_BYTES, SegmentState, availabilityMap, decode, encode, encodeDataInto, type PeerMessage } from '../src/peer-protocol.js';
 
 const fromHex = (hex: string) => Uint8Array.from(hex.replace(/\s+/g, '').match(/../g) ?? [], (byte) => parseInt(byte, 16));
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -100,5 +100,19 @@ describe('peer protocol', () => {
       if (bytes.length > 0) bytes[0] = (bytes[0]! % 11);
       expect(() => decode(bytes)).not.toThrow();
     }
+  });
+});
+
+describe('availability map for a new peer', () => {
+  it('marks held and fetching segments from the oldest one, "has" winning over "fetching"', () => {
+    expect(availabilityMap([5, 7], [8, 7])).toEqual([5, [SegmentState.has, SegmentState.none, SegmentState.has, SegmentState.fetching]]);
+    expect(availabilityMap([], [])).toEqual([0, []]);
+  });
+
+  it('keeps only the newest MAX_MAP_SEGMENTS segments', () => {
+    const [first, states] = availabilityMap([0, 10_000], []);
+    expect(first).toBe(10_000 - MAX_MAP_SEGMENTS + 1);
+    expect(states).toHaveLength(MAX_MAP_SEGMENTS);
+    expect(states[states.length - 1]).toBe(SegmentState.has);
   });
 });

@@ -1,0 +1,156 @@
+// The peer pool of one stream's swarm: joining and leaving it through signaling, admitting peers
+// (bans, maxPeers), asking trackers for more, each session's hooks, bans, and announcing our
+// availability to the peers. What peers deliver goes to the engine's transfers (PeerPoolOwner).
+import type { EngineEmit, StreamStats } from './engine-events.js';
+import { infoHash } from './identity.js';
+import { createLogger } from './logger.js';
+import type { EngineOptions } from './options.js';
+import { availabilityMap, type SegmentStateValue } from './peer-protocol.js';
+import { PeerSession, type PeerSessionHooks } from './peer.js';
+import type { Clock, PeerTransport, SegmentStore, Signaling, SwarmSignal } from './types.js';
+import type { UploadGovernor } from './upload-governor.js';
+
+const log = createLogger('shoal:core:peer-pool');
+
+/** How often, at most, the pool asks the trackers for more peers while below target. */
+const PEER_REQUEST_INTERVAL_MS = 5000;
+
+/** What the pool hands to the engine: everything about segments in transit. */
+export interface PeerPoolOwner {
+  isDestroyed(): boolean;
+  /** Sequences of this stream with a transfer running (announced as "fetching" to a new peer). */
+  fetching(): number[];
+  onAvailability(peer: PeerSession, sequence: number | undefined): void;
+  onChunk(peer: PeerSession, sequence: number, chunk: Uint8Array): void;
+  onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
+  onRefused(peer: PeerSession, sequence: number): void;
+  /** The peer left the pool; its download, if any, is still open (`cancelDownload` it). */
+  onPeerGone(peer: PeerSession, banned: boolean): void;
+  /** Something changed that a plan reads. */
+  replan(): void;
+}
+
+export interface PeerPoolDeps {
+  streamKey: string;
+  clock: Clock;
+  options: EngineOptions;
+  store: SegmentStore;
+  governor: UploadGovernor;
+  /** Peer ids banned by any stream: a peer that broke the protocol or sent bad bytes is refused everywhere. */
+  banned: Set<string>;
+  stats: StreamStats;
+  emit: EngineEmit;
+  owner: PeerPoolOwner;
+}
+
+export class PeerPool {
+  readonly peers = new Map<string, PeerSession>();
+  /** The tracker's count of peers in the swarm (this one included), when signaling reports it. */
+  swarmSize: number | undefined;
+  private swarm: SwarmSignal | undefined;
+  /** Set before join() returns: signaling may hand over peers synchronously. */
+  private joined = false;
+  private lastPeerRequestMs = -Infinity;
+
+  constructor(private readonly deps: PeerPoolDeps) {}
+
+  join(signaling: Signaling | undefined): void {
+    const { p2pDownload, upload, maxPeers } = this.deps.options;
+    if (this.joined || !signaling || maxPeers === 0 || (!p2pDownload && !upload)) return;
+    const { streamKey, emit } = this.deps;
+    this.lastPeerRequestMs = this.deps.clock.now();
+    this.joined = true;
+    this.swarm = signaling.join(infoHash(streamKey), {
+      peer: (transport) => this.add(transport),
+      error: (error) => emit('tracker-error', { streamKey, error }),
+      warning: (message) => emit('tracker-warning', { streamKey, message }),
+      swarmSize: (peers) => {
+        if (Number.isFinite(peers) && peers >= 1) this.swarmSize = peers;
+      },
+    });
+  }
+
+  leave(): void {
+    const swarm = this.swarm;
+    this.swarm = undefined;
+    this.joined = false;
+    swarm?.leave();
+    for (const peer of [...this.peers.values()]) peer.close('left the swarm');
+  }
+
+  get size(): number {
+    return this.peers.size;
+  }
+
+  any(test: (peer: PeerSession) => boolean): boolean {
+    for (const peer of this.peers.values()) if (test(peer)) return true;
+    return false;
+  }
+
+  /** Tells every handshaken peer a segment's new state. */
+  announce(sequence: number, state: SegmentStateValue): void {
+    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
+  }
+
+  /** While below target, asks the trackers for more peers (at most every PEER_REQUEST_INTERVAL_MS); returns when to ask again. */
+  topUp(): number {
+    if (!this.swarm || this.peers.size >= this.deps.options.targetPeers) return Infinity;
+    const now = this.deps.clock.now();
+    if (now - this.lastPeerRequestMs >= PEER_REQUEST_INTERVAL_MS) {
+      this.lastPeerRequestMs = now;
+      this.swarm.requestPeers();
+    }
+    return this.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS;
+  }
+
+  ban(peer: PeerSession, reason: string): void {
+    const { banned, emit, streamKey } = this.deps;
+    if (banned.has(peer.id)) return;
+    banned.add(peer.id);
+    log(`banned ${peer.id}: ${reason}`);
+    emit('peer-banned', { streamKey, peerId: peer.id, reason });
+  }
+
+  private add(transport: PeerTransport): void {
+    const { options, banned, owner, store, streamKey } = this.deps;
+    const peerId = transport.remotePeerId;
+    if (owner.isDestroyed() || !this.joined || banned.has(peerId) || this.peers.has(peerId) || this.peers.size >= options.maxPeers) {
+      transport.close();
+      return;
+    }
+    const peer = new PeerSession(transport, this.deps.clock, this.hooks(), this.deps.governor, options.initialPeerThroughputBytesPerS);
+    this.peers.set(peerId, peer);
+    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), owner.fetching());
+    peer.start(options.upload, firstSequence, states);
+  }
+
+  private hooks(): PeerSessionHooks {
+    const { streamKey, store, options, owner, emit, stats, banned } = this.deps;
+    return {
+      onReady: (peer) => {
+        emit('peer-connect', { streamKey, peerId: peer.id });
+        owner.replan();
+      },
+      onAvailability: (peer, sequence) => owner.onAvailability(peer, sequence),
+      onProgress: (peer, sequence, chunk) => owner.onChunk(peer, sequence, chunk),
+      onSegment: (peer, sequence, bytes) => owner.onSegment(peer, sequence, bytes),
+      onRefused: (peer, sequence) => owner.onRefused(peer, sequence),
+      segmentSize: (sequence) => store.sizeOf(streamKey, sequence),
+      readSegment: (sequence, start, end) => store.read(streamKey, sequence, start, end),
+      uploadEnabled: () => options.upload && !owner.isDestroyed(),
+      onBytesUp: (bytes) => {
+        stats.uploadBytes += bytes;
+        emit('bytes-up', { streamKey, bytes });
+      },
+      onViolation: (peer, reason) => this.ban(peer, reason),
+      onClose: (peer, reason) => {
+        if (this.peers.get(peer.id) !== peer) return;
+        this.peers.delete(peer.id);
+        owner.onPeerGone(peer, banned.has(peer.id));
+        emit('peer-close', { streamKey, peerId: peer.id, reason });
+        this.topUp();
+        owner.replan();
+      },
+    };
+  }
+}
