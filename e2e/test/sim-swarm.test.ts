@@ -71,6 +71,9 @@ describe('swarm simulator', () => {
         durationS: 120,
         seed: 5,
         linkOverride: (index, drawn) => ({ ...drawn, upBytesPerS: index === 0 ? 1_000_000 : drawn.upBytesPerS }),
+        // The source's uplink is known to be fast: its upload pace starts there rather than at the
+        // conservative default, which a viewer with no other source cannot wait out at start.
+        engineOptions: { initialUploadPaceBytesPerS: 500_000 },
         setup: (sim) => {
           const { clock, network, origin } = sim;
           const check = () => {
