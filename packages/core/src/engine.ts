@@ -15,8 +15,14 @@ import { PendingLoads, type SegmentLoad, type Waiter } from './pending-loads.js'
 import { OriginThroughput, Transfers } from './transfers.js';
 import { UploadGovernor } from './upload-governor.js';
 import {
-  httpBudgetMs,
+  PREFETCH_STORE_SHARE,
+  estimatedSegmentBytes,
+  nextPlanMs,
+  parkedStep,
   plan,
+  playbackAtRisk,
+  playbackWantsPlan,
+  prefetchWindow,
   resolveLatencyMode,
   segmentDeadlineMs,
   windowsFor,
@@ -39,14 +45,6 @@ const log = createLogger('shoal:core:engine');
 
 /** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
 const DEFAULT_BYTES_PER_S = 250_000;
-/** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
-const PLAYBACK_DRIFT_S = 0.2;
-/** Otherwise, playback reports ask for a plan at most this often. */
-const PLAYBACK_REPLAN_MS = 1000;
-/** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
-const PREFETCH_STORE_SHARE = 0.5;
-/** Uploads pause while the player has less than this ahead of it (seconds of media; live: at most half the target latency). */
-const LOW_BUFFER_S = 2;
 
 export interface EngineDeps {
   clock: Clock;
@@ -181,20 +179,13 @@ export class ShoalEngine {
   setPlayback(state: PlaybackState): void {
     if (this.destroyed) return;
     const now = this.clock.now();
-    const previous = this.playback;
-    const expectedS = previous ? previous.positionS + ((now - this.playbackAtMs) / 1000) * previous.rate : 0;
-    // Playback that went on as extrapolated changes no deadline: plan again at once only when
-    // something the plan reads changed (a seek, pause, rate, live edge or latency target), else at
-    // most every PLAYBACK_REPLAN_MS, for segments entering the prefetch window.
-    const changed =
-      !previous || previous.rate !== state.rate || previous.isLive !== state.isLive || previous.liveEdgeS !== state.liveEdgeS ||
-      previous.targetLatencyS !== state.targetLatencyS || Math.abs(state.positionS - expectedS) > PLAYBACK_DRIFT_S;
+    const wantsPlan = playbackWantsPlan(this.playback, this.playbackAtMs, state, now, this.playbackPlanMs);
     this.playback = state;
     this.playbackAtMs = now;
     this.governor.setYielding(playbackAtRisk(state));
     // Renditions share the media timeline: what is behind the playhead is behind it in every rendition.
     for (const key of this.streams.keys()) this.store.setPlayhead(key, state.positionS);
-    if (changed || now - this.playbackPlanMs >= PLAYBACK_REPLAN_MS) {
+    if (wantsPlan) {
       this.playbackPlanMs = now;
       this.scheduleTick(0);
     }
@@ -373,15 +364,9 @@ export class ShoalEngine {
     for (const sequence of stream.transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
     for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
     if (active && playback && this.options.p2pDownload && stream.pool.size > 0) {
-      // Prefetch over P2P: segments ahead of the playhead within the mode's window.
-      const untilS = playback.positionS + windows.prefetchAheadS;
-      let budgetBytes = this.store.bytesLimit * PREFETCH_STORE_SHARE;
-      for (let i = lowerBound(stream.ordered, playback.positionS); i < stream.ordered.length; i++) {
-        const ref = stream.ordered[i]!;
-        budgetBytes -= this.store.sizeOf(stream.key, ref.sequence) ?? segmentBytes(stream, ref);
-        if (ref.startS >= untilS || budgetBytes < 0) break;
-        candidates.set(ref.sequence, ref);
-      }
+      const sizeBytes = (ref: SegmentRef) => this.store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
+      const budgetBytes = this.store.bytesLimit * PREFETCH_STORE_SHARE;
+      for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
     }
     const segments: SegmentPlan[] = [];
     let parkedWakeMs = Infinity;
@@ -393,14 +378,15 @@ export class ShoalEngine {
         continue;
       }
       const transfer = stream.transfers.get(sequence);
-      const sizeBytes = segmentBytes(stream, ref);
+      const sizeBytes = estimatedSegmentBytes(ref, stream.bytesPerS);
       const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, this.playbackAtMs);
       if (transfer?.state === 'parked') {
         const { recheckAtMs } = transfer.parked!;
-        // The player waiting for it may wait for the next manifest only while HTTP would still be in time after it.
-        const httpMustStartMs = stream.waiters.has(sequence) ? deadlineMs - httpBudgetMs(sizeBytes, this.throughput.estimateBytesPerS, windows) : Infinity;
-        if (recheckAtMs <= now) stream.transfers.recheckParked(transfer);
-        else if (httpMustStartMs <= recheckAtMs) stream.transfers.giveUpParked(transfer);
+        const step = parkedStep({
+          nowMs: now, recheckAtMs, requested: stream.waiters.has(sequence), deadlineMs, sizeBytes, httpThroughputBytesPerS: this.throughput.estimateBytesPerS, windows,
+        });
+        if (step === 'recheck') stream.transfers.recheckParked(transfer);
+        else if (step === 'give-up') stream.transfers.giveUpParked(transfer);
         else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
         continue;
       }
@@ -444,9 +430,7 @@ export class ShoalEngine {
         stream.transfers.startP2P(action.sequence, peer);
       } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
     }
-    // While transfers run, re-plan on a short period: P2P projections change with every chunk.
-    const busy = stream.transfers.anyOverP2P();
-    return Math.min(wakeMs, parkedWakeMs, busy || stream.waiters.size > 0 ? now + this.options.tickIntervalMs : Infinity);
+    return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, this.options.tickIntervalMs);
   }
 
   private serveFromStore(stream: Stream, sequence: number): void {
@@ -470,32 +454,4 @@ export class ShoalEngine {
   private assertAlive(): void {
     if (this.destroyed) throw new ShoalError('DESTROYED', 'the engine was destroyed; create a new one');
   }
-}
-
-/**
- * The viewer's own playback needs every bit of its uplink: before it plays, and while it has less
- * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
- */
-function playbackAtRisk(state: PlaybackState): boolean {
-  if (state.rate === 0) return false;
-  const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
-  return state.bufferedUntilS - state.positionS < lowS;
-}
-
-/** A segment's size: exact for byte ranges, else estimated from the stream's measured bitrate. */
-function segmentBytes(stream: Stream, ref: SegmentRef): number {
-  return ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(stream.bytesPerS * ref.durationS);
-}
-
-/** Index of the first segment that ends after `positionS`. */
-function lowerBound(ordered: SegmentRef[], positionS: number): number {
-  let low = 0;
-  let high = ordered.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    const ref = ordered[middle]!;
-    if (ref.startS + ref.durationS <= positionS) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

@@ -1,7 +1,7 @@
 // The scheduler: pure functions from a snapshot of state to actions. No clock, no I/O: the
 // engine builds the snapshot, calls plan(), and carries out what comes back. That is what
 // lets the same decisions run in the browser, in vitest and in the swarm simulator.
-import type { LatencyMode, PlaybackState } from './types.js';
+import type { LatencyMode, PlaybackState, SegmentRef } from './types.js';
 
 /** The latency mode in effect once `auto` is resolved. */
 export type EffectiveLatencyMode = 'low' | 'normal' | 'high';
@@ -237,4 +237,109 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
   }
   if (wakeAtMs < Infinity) actions.push({ type: 'wake', atMs: wakeAtMs });
   return actions;
+}
+
+// ---- the rest of the plan: what the engine reads around plan() ----
+
+/** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
+const PLAYBACK_DRIFT_S = 0.2;
+/** Otherwise, playback reports ask for a plan at most this often. */
+const PLAYBACK_REPLAN_MS = 1000;
+/** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
+export const PREFETCH_STORE_SHARE = 0.5;
+/** Uploads pause while the player has less than this ahead of it (seconds of media; live: at most half the target latency). */
+const LOW_BUFFER_S = 2;
+
+/**
+ * Whether a playback report asks for a plan now. Playback that went on as extrapolated changes no
+ * deadline: plan again at once only when something the plan reads changed (a seek, pause, rate,
+ * live edge or latency target), else at most every PLAYBACK_REPLAN_MS, for segments entering the
+ * prefetch window.
+ */
+export function playbackWantsPlan(
+  previous: PlaybackState | undefined, previousAtMs: number, state: PlaybackState, nowMs: number, lastPlanMs: number,
+): boolean {
+  const expectedS = previous ? previous.positionS + ((nowMs - previousAtMs) / 1000) * previous.rate : 0;
+  const changed =
+    !previous || previous.rate !== state.rate || previous.isLive !== state.isLive || previous.liveEdgeS !== state.liveEdgeS ||
+    previous.targetLatencyS !== state.targetLatencyS || Math.abs(state.positionS - expectedS) > PLAYBACK_DRIFT_S;
+  return changed || nowMs - lastPlanMs >= PLAYBACK_REPLAN_MS;
+}
+
+/**
+ * The viewer's own playback needs every bit of its uplink: before it plays, and while it has less
+ * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
+ */
+export function playbackAtRisk(state: PlaybackState): boolean {
+  if (state.rate === 0) return false;
+  const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
+  return state.bufferedUntilS - state.positionS < lowS;
+}
+
+/** A segment's size: exact for byte ranges, else estimated from the stream's bitrate (bytes per second of media). */
+export function estimatedSegmentBytes(ref: SegmentRef, bytesPerS: number): number {
+  return ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(bytesPerS * ref.durationS);
+}
+
+/** Index of the first segment (of segments ordered by start time) that ends after `positionS`. */
+export function firstEndingAfter(ordered: readonly SegmentRef[], positionS: number): number {
+  let low = 0;
+  let high = ordered.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    const ref = ordered[middle]!;
+    if (ref.startS + ref.durationS <= positionS) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * Prefetch over P2P: the segments from the playhead on that start within `aheadS`, as long as
+ * their sizes (`sizeBytes`) fit in `budgetBytes` (a share of the store).
+ */
+export function prefetchWindow(
+  ordered: readonly SegmentRef[], positionS: number, aheadS: number, budgetBytes: number, sizeBytes: (ref: SegmentRef) => number,
+): SegmentRef[] {
+  const untilS = positionS + aheadS;
+  const picked: SegmentRef[] = [];
+  let leftBytes = budgetBytes;
+  for (let i = firstEndingAfter(ordered, positionS); i < ordered.length; i++) {
+    const ref = ordered[i]!;
+    leftBytes -= sizeBytes(ref);
+    if (ref.startS >= untilS || leftBytes < 0) break;
+    picked.push(ref);
+  }
+  return picked;
+}
+
+export interface ParkedInput {
+  nowMs: number;
+  /** When the integrity manifest can be fetched again. */
+  recheckAtMs: number;
+  /** Whether the player waits for the segment. */
+  requested: boolean;
+  deadlineMs: number;
+  sizeBytes: number;
+  httpThroughputBytesPerS: number;
+  windows: ModeWindows;
+}
+
+/**
+ * Complete P2P bytes the manifest does not list yet: check them again once the manifest can be
+ * refetched (`recheck`); a player waiting for them may wait for that only while HTTP would still
+ * be in time after it, else the origin's copy replaces them (`give-up`); else `wait`.
+ */
+export function parkedStep(input: ParkedInput): 'recheck' | 'give-up' | 'wait' {
+  const httpMustStartMs = input.requested ? input.deadlineMs - httpBudgetMs(input.sizeBytes, input.httpThroughputBytesPerS, input.windows) : Infinity;
+  if (input.recheckAtMs <= input.nowMs) return 'recheck';
+  return httpMustStartMs <= input.recheckAtMs ? 'give-up' : 'wait';
+}
+
+/**
+ * When to plan a stream again: at the plan's own wake-up or a parked recheck, and while a P2P
+ * transfer runs or a load waits, every `tickIntervalMs` (P2P projections change with every chunk).
+ */
+export function nextPlanMs(nowMs: number, wakeMs: number, parkedWakeMs: number, p2pInFlight: boolean, loadsWaiting: boolean, tickIntervalMs: number): number {
+  return Math.min(wakeMs, parkedWakeMs, p2pInFlight || loadsWaiting ? nowMs + tickIntervalMs : Infinity);
 }

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { electOriginFetchers, seedStartDelayMs } from '../src/live-edge-seeding.js';
+import { LiveEdgeSeeding, electOriginFetchers, seedStartDelayMs } from '../src/live-edge-seeding.js';
+import { SegmentState, type SegmentStateValue } from '../src/peer-protocol.js';
 import {
+  nextPlanMs,
+  parkedStep,
   plan,
+  playbackAtRisk,
+  playbackWantsPlan,
+  prefetchWindow,
   resolveLatencyMode,
   segmentDeadlineMs,
   windowsFor,
@@ -9,6 +15,7 @@ import {
   type SchedulerInput,
   type SegmentPlan,
 } from '../src/scheduler.js';
+import type { PlaybackState, SegmentRef } from '../src/types.js';
 
 const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 60 };
 const MB = 1_000_000;
@@ -174,5 +181,101 @@ describe('live-edge seeding', () => {
     const delays = ranked.map((id) => seedStartDelayMs(id, ids, key, 3, undefined, 1000)!);
     expect([...delays].sort((a, b) => a - b)).toEqual(delays);
     expect(delays[0]).toBeLessThan(50);
+  });
+});
+
+describe('planning around plan()', () => {
+  const refs: SegmentRef[] = Array.from({ length: 20 }, (_, i) => ({ streamKey: 's', sequence: i, url: `${i}.ts`, startS: i * 4, durationS: 4 }));
+
+  it('prefetches the segments from the playhead within the window', () => {
+    const picked = prefetchWindow(refs, 9, 10, Infinity, () => MB).map((ref) => ref.sequence);
+    expect(picked).toEqual([2, 3, 4]); // #2 plays at 9 s; #4 starts at 16 s < 19 s; #5 at 20 s is beyond
+  });
+
+  it('stops prefetching where the segments would not fit in the store budget', () => {
+    expect(prefetchWindow(refs, 0, 60, 2.5 * MB, () => MB).map((ref) => ref.sequence)).toEqual([0, 1]);
+  });
+
+  const parked = { nowMs: 10_000, recheckAtMs: 12_000, requested: true, sizeBytes: MB, httpThroughputBytesPerS: MB, windows: windowsFor('normal', settings) };
+
+  it('rechecks parked P2P bytes once the integrity manifest can be fetched again', () => {
+    expect(parkedStep({ ...parked, nowMs: 12_000, deadlineMs: 13_000 })).toBe('recheck');
+  });
+
+  it('gives up parked bytes for HTTP when the waiting player could not wait for the next manifest', () => {
+    // HTTP needs 2500 ms: it must start at 12 000 for a 14 500 deadline, no later than the recheck
+    expect(parkedStep({ ...parked, deadlineMs: 14_500 })).toBe('give-up');
+    expect(parkedStep({ ...parked, deadlineMs: 14_501 })).toBe('wait');
+  });
+
+  it('keeps parked bytes nobody waits for until the manifest can be fetched again', () => {
+    expect(parkedStep({ ...parked, requested: false, deadlineMs: 10_000 })).toBe('wait');
+  });
+
+  it('plans again on the tick while P2P runs or a load waits, else only at the wake-up', () => {
+    expect(nextPlanMs(1000, 5000, Infinity, true, false, 250)).toBe(1250);
+    expect(nextPlanMs(1000, 5000, Infinity, false, true, 250)).toBe(1250);
+    expect(nextPlanMs(1000, 5000, 3000, false, false, 250)).toBe(3000);
+    expect(nextPlanMs(1000, Infinity, Infinity, false, false, 250)).toBe(Infinity);
+  });
+
+  const playing: PlaybackState = { positionS: 10, rate: 1, bufferedUntilS: 20, isLive: false };
+
+  it('asks for a plan on a jump or a changed rate, but not for playback going on as extrapolated', () => {
+    expect(playbackWantsPlan(undefined, 0, playing, 0, 0)).toBe(true);
+    expect(playbackWantsPlan(playing, 0, { ...playing, positionS: 10.5 }, 500, 0)).toBe(false);
+    expect(playbackWantsPlan(playing, 0, { ...playing, positionS: 12 }, 500, 0)).toBe(true); // seek
+    expect(playbackWantsPlan(playing, 0, { ...playing, positionS: 10.5, rate: 0 }, 500, 0)).toBe(true);
+    expect(playbackWantsPlan(playing, 0, { ...playing, positionS: 11 }, 1000, 0)).toBe(true); // once a second anyway
+  });
+
+  it('yields uploads to playback while the buffer is short, not while paused', () => {
+    expect(playbackAtRisk({ ...playing, bufferedUntilS: 11 })).toBe(true);
+    expect(playbackAtRisk({ ...playing, bufferedUntilS: 13 })).toBe(false);
+    expect(playbackAtRisk({ ...playing, bufferedUntilS: 11, rate: 0 })).toBe(false);
+    expect(playbackAtRisk({ ...playing, isLive: true, targetLatencyS: 2, bufferedUntilS: 11.5 })).toBe(false); // half of 2 s
+  });
+});
+
+describe('live-edge seeding of one stream', () => {
+  const settings = { upload: true, p2pDownload: true, seedersPerSegment: 1, seedStaggerMs: 600 };
+  function seeding(extra: Partial<typeof settings> = {}, held = new Set<number>()) {
+    const announced: [number, SegmentStateValue][] = [];
+    const room = new LiveEdgeSeeding('s', { ...settings, ...extra }, (sequence) => held.has(sequence), (sequence, state) => announced.push([sequence, state]));
+    return { room, announced, held };
+  }
+
+  it('counts an elected origin fetch as satisfied once a neighbour fetches or has the segment', () => {
+    const { room } = seeding();
+    const self = electOriginFetchers('s#7', ['me', 'you'], 1)[0]!;
+    room.elect([7], self, [self === 'me' ? 'you' : 'me'], undefined, 0);
+    expect(room.startAtMs(7)).toBeDefined();
+    expect(room.satisfied(7, () => true)).toBe(true);
+    expect(room.satisfied(7, () => false)).toBe(false);
+    expect(room.satisfied(8, () => true)).toBe(false); // not elected
+  });
+
+  it('does not count a neighbour as satisfying when independent origin copies are wanted', () => {
+    const { room } = seeding({ seedersPerSegment: 2 });
+    room.elect([7], 'me', ['you'], undefined, 0); // both elected with 2 seeders
+    expect(room.satisfied(7, () => true)).toBe(false);
+  });
+
+  it('relays a neighbour\'s "fetching" at the live edge and withdraws it after 3 s without a transfer of ours', () => {
+    const { room, announced } = seeding();
+    room.relay(9, 10, 0); // behind the edge: not relayed
+    room.relay(10, 10, 0);
+    expect(announced).toEqual([[10, SegmentState.fetching]]);
+    expect(room.expire(1000)).toBe(3000);
+    expect(room.expire(3000)).toBe(Infinity);
+    expect(announced).toEqual([[10, SegmentState.fetching], [10, SegmentState.none]]);
+  });
+
+  it('keeps a relay that a transfer of ours took over', () => {
+    const { room, announced, held } = seeding();
+    room.relay(10, 10, 0);
+    held.add(10);
+    expect(room.expire(5000)).toBe(Infinity);
+    expect(announced).toEqual([[10, SegmentState.fetching]]);
   });
 });
