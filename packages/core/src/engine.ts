@@ -1,50 +1,25 @@
-// ShoalEngine: carries out the scheduler's decisions. It owns the streams (one swarm per
-// rendition) and wires each stream's rooms: its peers (peer-pool.ts), its HTTP and P2P transfers
-// (transfers.ts), the player's pending loads (pending-loads.ts) and who fetches new live segments
-// from the origin (live-edge-seeding.ts). It asks scheduler.plan() what to do whenever state
-// changes, and on a timer while work is in flight.
+// ShoalEngine: the coordinator. It owns the streams (stream.ts: one swarm per rendition, each with
+// its peers in peer-pool.ts, its HTTP and P2P transfers in transfers.ts, the player's pending
+// loads in pending-loads.ts, and who fetches new live segments from the origin in
+// live-edge-seeding.ts), takes the player's input, and plans each stream (stream-planner.ts,
+// around the pure scheduler.ts) whenever state changes, and on a timer while work is in flight.
+import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
 import { ShoalError } from './errors.js';
 import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { SegmentState } from './peer-protocol.js';
-import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
-import { LiveEdgeSeeding } from './live-edge-seeding.js';
-import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
-import { PendingLoads, type SegmentLoad, type Waiter } from './pending-loads.js';
-import { OriginThroughput, Transfers } from './transfers.js';
-import { UploadGovernor } from './upload-governor.js';
-import {
-  PREFETCH_STORE_SHARE,
-  estimatedSegmentBytes,
-  nextPlanMs,
-  parkedStep,
-  plan,
-  playbackAtRisk,
-  playbackWantsPlan,
-  prefetchWindow,
-  resolveLatencyMode,
-  segmentDeadlineMs,
-  windowsFor,
-  type EffectiveLatencyMode,
-  type ModeWindows,
-  type SegmentPlan,
-} from './scheduler.js';
+import type { SegmentLoad, Waiter } from './pending-loads.js';
+import { playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
-import type {
-  Clock,
-  HttpClient,
-  PlaybackState,
-  SegmentRef,
-  SegmentStore,
-  Signaling,
-  TimerId,
-} from './types.js';
+import { planStream } from './stream-planner.js';
+import { Stream } from './stream.js';
+import { OriginThroughput } from './transfers.js';
+import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
+import { UploadGovernor } from './upload-governor.js';
 
 const log = createLogger('shoal:core:engine');
 
-/** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
-const DEFAULT_BYTES_PER_S = 250_000;
 
 export interface EngineDeps {
   clock: Clock;
@@ -62,22 +37,6 @@ export interface StreamRegistration {
   isLive: boolean;
   /** The playlist's segments, as of this (re)load. */
   segments: SegmentRef[];
-}
-
-interface Stream {
-  key: string;
-  isLive: boolean;
-  refs: Map<number, SegmentRef>;
-  /** By start time, for window lookups. */
-  ordered: SegmentRef[];
-  registered: boolean;
-  pool: PeerPool;
-  transfers: Transfers;
-  waiters: PendingLoads;
-  /** Live-edge seeding: who fetches new live segments from the origin. */
-  seeding: LiveEdgeSeeding;
-  bytesPerS: number;
-  stats: StreamStats;
 }
 
 export class ShoalEngine {
@@ -138,22 +97,7 @@ export class ShoalEngine {
     this.assertAlive();
     const stream = this.stream(registration.streamKey);
     const wasRegistered = stream.registered;
-    stream.registered = true;
-    stream.isLive = registration.isLive;
-    const fresh: number[] = [];
-    const refs = new Map<number, SegmentRef>();
-    for (const ref of registration.segments) {
-      if (!stream.refs.has(ref.sequence)) fresh.push(ref.sequence);
-      refs.set(ref.sequence, ref);
-    }
-    // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
-    for (const [sequence, ref] of stream.refs) {
-      if (!refs.has(sequence) && (stream.transfers.has(sequence) || stream.waiters.has(sequence))) refs.set(sequence, ref);
-    }
-    stream.refs = refs;
-    stream.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
-    stream.seeding.forget((sequence) => refs.has(sequence), stream.ordered[0]?.sequence ?? 0);
-    stream.transfers.forget((sequence) => refs.has(sequence));
+    const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
     if (stream.isLive && wasRegistered) {
       stream.seeding.elect(fresh, this.signaling?.localPeerId, [...stream.pool.peers.keys()], stream.pool.swarmSize, this.clock.now());
     }
@@ -210,10 +154,7 @@ export class ShoalEngine {
   loadSegment(ref: SegmentRef): SegmentLoad {
     if (this.destroyed) return { result: Promise.reject(new ShoalError('DESTROYED', 'loadSegment after destroy()')), abort: () => {} };
     const stream = this.stream(ref.streamKey);
-    if (!stream.refs.has(ref.sequence)) {
-      stream.refs.set(ref.sequence, ref);
-      stream.ordered = [...stream.refs.values()].sort((a, b) => a.startS - b.startS);
-    }
+    stream.addSegment(ref);
     if (this.activeKey === undefined) this.setActiveStream(ref.streamKey);
     const requestMs = this.clock.now();
     const stored = this.store.get(ref.streamKey, ref.sequence);
@@ -266,57 +207,16 @@ export class ShoalEngine {
   // ---- streams and swarms ----
 
   private stream(key: string): Stream {
-    const existing = this.streams.get(key);
-    if (existing) return existing;
-    const stream: Stream = {
-      key, isLive: false, refs: new Map(), ordered: [], registered: false, waiters: new PendingLoads(), bytesPerS: DEFAULT_BYTES_PER_S,
-      stats: { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 },
-      transfers: undefined!,
-      seeding: new LiveEdgeSeeding(
-        key, this.options,
-        (sequence) => stream.transfers.has(sequence) || this.store.has(key, sequence),
-        (sequence, state) => stream.pool.announce(sequence, state),
-      ),
-      pool: undefined!,
-    };
-    stream.pool = new PeerPool({
-      streamKey: key, clock: this.clock, options: this.options, store: this.store, governor: this.governor, banned: this.banned,
-      stats: stream.stats, emit: this.emit, owner: this.peerEvents(stream),
-    });
-    stream.transfers = new Transfers(stream, {
-      clock: this.clock, http: this.http, store: this.store, verifier: this.verifier, throughput: this.throughput, emit: this.emit,
-      isDestroyed: () => this.destroyed, replan: () => this.scheduleTick(0),
-    });
-    this.streams.set(key, stream);
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = new Stream(key, {
+        clock: this.clock, http: this.http, store: this.store, verifier: this.verifier, governor: this.governor, throughput: this.throughput,
+        options: this.options, banned: this.banned, emit: this.emit, isDestroyed: () => this.destroyed,
+        isActive: (streamKey) => streamKey === this.activeKey, replan: () => this.scheduleTick(0),
+      });
+      this.streams.set(key, stream);
+    }
     return stream;
-  }
-
-  /** What a stream's peers deliver, and when they come and go: for its transfers, seeding and plans. */
-  private peerEvents(stream: Stream): PeerPoolOwner {
-    return {
-      isDestroyed: () => this.destroyed,
-      fetching: () => [...stream.transfers.sequences()],
-      replan: () => this.scheduleTick(0),
-      onAvailability: (peer, sequence) => {
-        if (sequence === undefined) return this.scheduleTick(0);
-        if ((peer.isFetching(sequence) || peer.has(sequence)) && stream.isLive && stream.key === this.activeKey) {
-          stream.seeding.relay(sequence, stream.ordered[stream.ordered.length - 1]?.sequence, this.clock.now());
-        }
-        // Only a new holder of a segment we lack can change a plan now; "fetching" and withdrawals
-        // are read by the next plan (an elected seeder plans again at its start time anyway).
-        if (peer.has(sequence) && !stream.transfers.has(sequence) && !this.store.has(stream.key, sequence)) this.scheduleTick(0);
-      },
-      onChunk: (peer, sequence, chunk) => stream.transfers.onChunk(peer, sequence, chunk),
-      onSegment: (peer, sequence, bytes) => {
-        stream.transfers.onSegment(peer, sequence, bytes);
-        this.scheduleTick(0);
-      },
-      onRefused: (peer, sequence) => {
-        stream.transfers.onRefused(peer, sequence);
-        this.scheduleTick(0);
-      },
-      onPeerGone: (peer, banned) => stream.transfers.onPeerGone(peer, banned),
-    };
   }
 
   // ---- scheduling ----
@@ -342,7 +242,11 @@ export class ShoalEngine {
       const active = stream.key === this.activeKey;
       if (!active && stream.waiters.size === 0 && stream.transfers.size === 0) continue;
       if (active) nextMs = Math.min(nextMs, stream.pool.topUp());
-      nextMs = Math.min(nextMs, this.planStream(stream, active, now));
+      nextMs = Math.min(nextMs, planStream(stream, now, {
+        clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
+        windows: this.windows(this.latencyMode), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
+        p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads, tickIntervalMs: this.options.tickIntervalMs,
+      }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
@@ -356,93 +260,6 @@ export class ShoalEngine {
   }
 
   /** Plans one stream; returns when to plan again (or Infinity). */
-  private planStream(stream: Stream, active: boolean, now: number): number {
-    const playback = active ? this.playback : undefined;
-    const windows = this.windows(this.latencyMode);
-    const candidates = new Map<number, SegmentRef>();
-    for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
-    for (const sequence of stream.transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
-    for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
-    if (active && playback && this.options.p2pDownload && stream.pool.size > 0) {
-      const sizeBytes = (ref: SegmentRef) => this.store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
-      const budgetBytes = this.store.bytesLimit * PREFETCH_STORE_SHARE;
-      for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
-    }
-    const segments: SegmentPlan[] = [];
-    let parkedWakeMs = Infinity;
-    for (const [sequence, ref] of candidates) {
-      if (!ref) continue;
-      if (this.store.has(stream.key, sequence)) {
-        stream.seeding.started(sequence);
-        this.serveFromStore(stream, sequence);
-        continue;
-      }
-      const transfer = stream.transfers.get(sequence);
-      const sizeBytes = estimatedSegmentBytes(ref, stream.bytesPerS);
-      const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, this.playbackAtMs);
-      if (transfer?.state === 'parked') {
-        const { recheckAtMs } = transfer.parked!;
-        const step = parkedStep({
-          nowMs: now, recheckAtMs, requested: stream.waiters.has(sequence), deadlineMs, sizeBytes, httpThroughputBytesPerS: this.throughput.estimateBytesPerS, windows,
-        });
-        if (step === 'recheck') stream.transfers.recheckParked(transfer);
-        else if (step === 'give-up') stream.transfers.giveUpParked(transfer);
-        else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
-        continue;
-      }
-      const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress : undefined;
-      segments.push({
-        sequence,
-        sizeBytes,
-        deadlineMs,
-        requested: stream.waiters.has(sequence),
-        httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
-        p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
-        seedAtMs: stream.seeding.startAtMs(sequence),
-        comingFromPeer: stream.pool.any((peer) => peer.isFetching(sequence)),
-        seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => peer.isFetching(sequence) || peer.has(sequence))),
-      });
-    }
-    if (segments.length === 0) return parkedWakeMs;
-    const peers = [...stream.pool.peers.values()]
-      .filter((peer) => peer.handshaken && peer.remoteUploads)
-      .map((peer) => {
-        const rate = peer.expectedRate;
-        return {
-          id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence), throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
-          busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
-        };
-      });
-    const actions = plan({
-      nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
-      windows, p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads,
-    });
-    let wakeMs = Infinity;
-    for (const action of actions) {
-      if (action.type === 'wake') wakeMs = action.atMs;
-      else if (action.type === 'http') {
-        log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
-        stream.seeding.started(action.sequence);
-        stream.transfers.startHttp(action.sequence, action.reason === 'seed');
-      } else if (action.type === 'p2p') {
-        const peer = stream.pool.peers.get(action.peerId)!;
-        log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
-        stream.transfers.startP2P(action.sequence, peer);
-      } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
-    }
-    return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, this.options.tickIntervalMs);
-  }
-
-  private serveFromStore(stream: Stream, sequence: number): void {
-    stream.waiters.settle(sequence, (waiter) => {
-      const bytes = this.store.get(stream.key, sequence)!;
-      const now = this.clock.now();
-      const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
-      this.emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
-      waiter.resolve({ bytes, source: 'store', timing });
-    });
-  }
-
   private abortWaiter(stream: Stream, waiter: Waiter): void {
     const sequence = waiter.ref.sequence;
     const { removed, last } = stream.waiters.remove(waiter);

@@ -1,0 +1,120 @@
+// Planning one stream: builds the scheduler's snapshot from the stream's rooms (its loads,
+// transfers, seeding, peers and the store), calls plan(), and hands each action to the room that
+// carries it out. Returns when to plan the stream again.
+import type { EngineEmit } from './engine-events.js';
+import { createLogger } from './logger.js';
+import {
+  PREFETCH_STORE_SHARE,
+  estimatedSegmentBytes,
+  nextPlanMs,
+  parkedStep,
+  plan,
+  prefetchWindow,
+  segmentDeadlineMs,
+  type ModeWindows,
+  type SegmentPlan,
+} from './scheduler.js';
+import type { Stream } from './stream.js';
+import type { Clock, PlaybackState, SegmentRef, SegmentStore } from './types.js';
+
+const log = createLogger('shoal:core:engine');
+
+export interface PlanContext {
+  clock: Clock;
+  store: SegmentStore;
+  emit: EngineEmit;
+  /** The playback of the stream planned (the active one), else undefined. */
+  playback: PlaybackState | undefined;
+  playbackAtMs: number;
+  windows: ModeWindows;
+  httpThroughputBytesPerS: number;
+  p2pDownload: boolean;
+  maxP2PDownloads: number;
+  tickIntervalMs: number;
+}
+
+/** Plans one stream at `now`; returns when to plan it again (or Infinity). */
+export function planStream(stream: Stream, now: number, context: PlanContext): number {
+  const { store, playback, windows, httpThroughputBytesPerS } = context;
+  const candidates = new Map<number, SegmentRef>();
+  for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of stream.transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
+  if (playback && context.p2pDownload && stream.pool.size > 0) {
+    const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
+    const budgetBytes = store.bytesLimit * PREFETCH_STORE_SHARE;
+    for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
+  }
+  const segments: SegmentPlan[] = [];
+  let parkedWakeMs = Infinity;
+  for (const [sequence, ref] of candidates) {
+    if (!ref) continue;
+    if (store.has(stream.key, sequence)) {
+      stream.seeding.started(sequence);
+      serveFromStore(stream, sequence, context);
+      continue;
+    }
+    const transfer = stream.transfers.get(sequence);
+    const sizeBytes = estimatedSegmentBytes(ref, stream.bytesPerS);
+    const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, context.playbackAtMs);
+    if (transfer?.state === 'parked') {
+      const { recheckAtMs } = transfer.parked!;
+      const step = parkedStep({ nowMs: now, recheckAtMs, requested: stream.waiters.has(sequence), deadlineMs, sizeBytes, httpThroughputBytesPerS, windows });
+      if (step === 'recheck') stream.transfers.recheckParked(transfer);
+      else if (step === 'give-up') stream.transfers.giveUpParked(transfer);
+      else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
+      continue;
+    }
+    const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress : undefined;
+    segments.push({
+      sequence,
+      sizeBytes,
+      deadlineMs,
+      requested: stream.waiters.has(sequence),
+      httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
+      p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
+      seedAtMs: stream.seeding.startAtMs(sequence),
+      comingFromPeer: stream.pool.any((peer) => peer.isFetching(sequence)),
+      seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => peer.isFetching(sequence) || peer.has(sequence))),
+    });
+  }
+  if (segments.length === 0) return parkedWakeMs;
+  const peers = [...stream.pool.peers.values()]
+    .filter((peer) => peer.handshaken && peer.remoteUploads)
+    .map((peer) => {
+      const rate = peer.expectedRate;
+      return {
+        id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence), throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
+        busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
+      };
+    });
+  const actions = plan({
+    nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS,
+    windows, p2pDownload: context.p2pDownload, maxP2PDownloads: context.maxP2PDownloads,
+  });
+  let wakeMs = Infinity;
+  for (const action of actions) {
+    if (action.type === 'wake') wakeMs = action.atMs;
+    else if (action.type === 'http') {
+      log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
+      stream.seeding.started(action.sequence);
+      stream.transfers.startHttp(action.sequence, action.reason === 'seed');
+    } else if (action.type === 'p2p') {
+      const peer = stream.pool.peers.get(action.peerId)!;
+      log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
+      stream.transfers.startP2P(action.sequence, peer);
+    } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
+  }
+  return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, context.tickIntervalMs);
+}
+
+/** The segment is in the store: every load waiting for it gets it from there. */
+function serveFromStore(stream: Stream, sequence: number, { store, clock, emit }: PlanContext): void {
+  stream.waiters.settle(sequence, (waiter) => {
+    const bytes = store.get(stream.key, sequence)!;
+    const now = clock.now();
+    const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
+    emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
+    waiter.resolve({ bytes, source: 'store', timing });
+  });
+}

@@ -1,0 +1,124 @@
+// One stream (a rendition of the media, one swarm) and its rooms, wired together: its playlist,
+// its peer pool, its transfers, the player's loads waiting on it and its live-edge seeding.
+import type { EngineEmit, StreamStats } from './engine-events.js';
+import type { SegmentVerifier } from './integrity.js';
+import { LiveEdgeSeeding } from './live-edge-seeding.js';
+import type { EngineOptions } from './options.js';
+import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
+import { PendingLoads } from './pending-loads.js';
+import { Transfers, type OriginThroughput } from './transfers.js';
+import type { Clock, HttpClient, SegmentRef, SegmentStore } from './types.js';
+import type { UploadGovernor } from './upload-governor.js';
+
+/** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
+const DEFAULT_BYTES_PER_S = 250_000;
+
+/** What every stream shares with the engine. */
+export interface StreamContext {
+  clock: Clock;
+  http: HttpClient;
+  store: SegmentStore;
+  verifier: SegmentVerifier;
+  governor: UploadGovernor;
+  throughput: OriginThroughput;
+  options: EngineOptions;
+  /** Peer ids banned by any stream. */
+  banned: Set<string>;
+  emit: EngineEmit;
+  isDestroyed(): boolean;
+  /** Whether this stream is the one the player plays. */
+  isActive(streamKey: string): boolean;
+  /** Something changed that a plan reads: plan again soon. */
+  replan(): void;
+}
+
+export class Stream {
+  isLive = false;
+  refs = new Map<number, SegmentRef>();
+  /** By start time, for window lookups. */
+  ordered: SegmentRef[] = [];
+  /** Whether a playlist was registered (a load may come first). */
+  registered = false;
+  /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
+  bytesPerS = DEFAULT_BYTES_PER_S;
+  readonly stats: StreamStats = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 };
+  readonly waiters = new PendingLoads();
+  readonly pool: PeerPool;
+  readonly transfers: Transfers;
+  /** Who fetches new live segments from the origin. */
+  readonly seeding: LiveEdgeSeeding;
+
+  constructor(readonly key: string, context: StreamContext) {
+    const { clock, store, options, emit } = context;
+    this.pool = new PeerPool({
+      streamKey: key, clock, options, store, governor: context.governor, banned: context.banned, stats: this.stats, emit,
+      owner: this.peerEvents(context),
+    });
+    this.transfers = new Transfers(this, {
+      clock, http: context.http, store, verifier: context.verifier, throughput: context.throughput, emit,
+      isDestroyed: context.isDestroyed, replan: context.replan,
+    });
+    this.seeding = new LiveEdgeSeeding(
+      key, options,
+      (sequence) => this.transfers.has(sequence) || store.has(key, sequence),
+      (sequence, state) => this.pool.announce(sequence, state),
+    );
+  }
+
+  /** A playlist (re)load; returns the segments new to this stream. */
+  applyPlaylist(isLive: boolean, segments: readonly SegmentRef[]): number[] {
+    this.registered = true;
+    this.isLive = isLive;
+    const fresh: number[] = [];
+    const refs = new Map<number, SegmentRef>();
+    for (const ref of segments) {
+      if (!this.refs.has(ref.sequence)) fresh.push(ref.sequence);
+      refs.set(ref.sequence, ref);
+    }
+    // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
+    for (const [sequence, ref] of this.refs) {
+      if (!refs.has(sequence) && (this.transfers.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);
+    }
+    this.refs = refs;
+    this.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
+    this.seeding.forget((sequence) => refs.has(sequence), this.ordered[0]?.sequence ?? 0);
+    this.transfers.forget((sequence) => refs.has(sequence));
+    return fresh;
+  }
+
+  /** A segment the player asks for that no playlist listed (yet). */
+  addSegment(ref: SegmentRef): void {
+    if (this.refs.has(ref.sequence)) return;
+    this.refs.set(ref.sequence, ref);
+    this.ordered = [...this.refs.values()].sort((a, b) => a.startS - b.startS);
+  }
+
+  /** What the peers deliver, and when they come and go: for the transfers, the seeding and the plans. */
+  private peerEvents(context: StreamContext): PeerPoolOwner {
+    const { store, replan } = context;
+    return {
+      isDestroyed: context.isDestroyed,
+      fetching: () => [...this.transfers.sequences()],
+      replan,
+      onAvailability: (peer, sequence) => {
+        if (sequence === undefined) return replan();
+        if ((peer.isFetching(sequence) || peer.has(sequence)) && this.isLive && context.isActive(this.key)) {
+          this.seeding.relay(sequence, this.ordered[this.ordered.length - 1]?.sequence, context.clock.now());
+        }
+        // Only a new holder of a segment we lack can change a plan now; "fetching" and withdrawals
+        // are read by the next plan (an elected seeder plans again at its start time anyway).
+        if (peer.has(sequence) && !this.transfers.has(sequence) && !store.has(this.key, sequence)) replan();
+      },
+      onChunk: (peer, sequence, chunk) => this.transfers.onChunk(peer, sequence, chunk),
+      onSegment: (peer, sequence, bytes) => {
+        this.transfers.onSegment(peer, sequence, bytes);
+        replan();
+      },
+      onRefused: (peer, sequence) => {
+        this.transfers.onRefused(peer, sequence);
+        replan();
+      },
+      onPeerGone: (peer, banned) => this.transfers.onPeerGone(peer, banned),
+    };
+  }
+}
