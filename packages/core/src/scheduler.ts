@@ -95,7 +95,8 @@ export interface SegmentPlan {
 
 export interface PeerPlan {
   id: string;
-  has(sequence: number): boolean;
+  /** The segments of this plan the peer may be asked for (it has them, and P2P is still allowed for them). */
+  offers: ReadonlySet<number>;
   /** Rate a new request to this peer is expected to get: what it says it paces at, else measured (or assumed). */
   throughputBytesPerS: number;
   /** How long a new request would wait behind the peer's other uploads, ms (default 0). */
@@ -201,7 +202,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       continue;
     }
 
-    const holders = input.p2pDownload ? input.peers.filter((peer) => peer.has(segment.sequence)) : [];
+    const holders = input.p2pDownload ? input.peers.filter((peer) => peer.offers.has(segment.sequence)) : [];
     if (holders.length > 0) {
       const idle = holders.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
       const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (segment.sizeBytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;

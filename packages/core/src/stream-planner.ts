@@ -84,7 +84,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     .map((peer) => {
       const rate = peer.expectedRate;
       return {
-        id: peer.id, has: (sequence: number) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence), throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
+        id: peer.id, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
+        offers: new Set(segments.filter(({ sequence }) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence)).map(({ sequence }) => sequence)),
         busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
       };
     });

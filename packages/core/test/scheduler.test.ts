@@ -24,8 +24,7 @@ function segment(sequence: number, deadlineMs: number, extra: Partial<SegmentPla
   return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, ...extra };
 }
 function peer(id: string, has: number[], throughputBytesPerS = 2 * MB, busy = false): PeerPlan {
-  const set = new Set(has);
-  return { id, has: (sequence) => set.has(sequence), throughputBytesPerS, busy };
+  return { id, offers: new Set(has), throughputBytesPerS, busy };
 }
 function input(extra: Partial<SchedulerInput>): SchedulerInput {
   return {
