@@ -6,10 +6,7 @@ export type ShoalErrorCode =
   | 'HTTP_NETWORK'
   | 'ABORTED'
   | 'DESTROYED'
-  | 'UNKNOWN_STREAM'
-  | 'SEGMENT_INVALID'
   | 'INTEGRITY_MANIFEST'
-  | 'PEER_PROTOCOL'
   | 'TRACKER';
 
 export class ShoalError extends Error {
