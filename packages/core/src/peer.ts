@@ -184,21 +184,14 @@ export class PeerSession implements UploadSource {
     const download = this.download;
     if (!download) return { prefix: new Uint8Array(0), totalBytes: undefined };
     this.download = undefined;
-    this.learnThroughput(download);
+    // A cancelled transfer's rate counts too: else a slow peer, whose transfers are all cancelled
+    // before `done`, keeps its assumed start rate and is picked first again and again.
+    const elapsedMs = this.clock.now() - download.startedMs;
+    if (elapsedMs >= MIN_RATE_SAMPLE_MS) this.throughputBytesPerS = blendRate(this.throughputBytesPerS, download.receivedBytes, elapsedMs);
     this.cancelled.add(download.sequence);
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
     this.send({ type: 'cancel', sequence: download.sequence });
     return { prefix: download.buffer ? download.buffer.subarray(0, download.receivedBytes) : new Uint8Array(0), totalBytes: download.buffer?.length };
-  }
-
-  /**
-   * A cancelled transfer's rate counts too: else a slow peer, whose transfers are all cancelled
-   * before `done`, keeps its assumed start rate and is picked first again and again.
-   */
-  private learnThroughput(download: Download): void {
-    const elapsedMs = this.clock.now() - download.startedMs;
-    if (elapsedMs < MIN_RATE_SAMPLE_MS) return;
-    this.throughputBytesPerS = 0.5 * this.throughputBytesPerS + 0.5 * ((download.receivedBytes / elapsedMs) * 1000);
   }
 
   close(reason?: string): void {
@@ -256,10 +249,7 @@ export class PeerSession implements UploadSource {
       case 'handshake':
         return this.violation('second handshake');
       case 'availability':
-        this.availability.clear();
-        message.states.forEach((state, i) => {
-          if (state !== SegmentState.none) this.availability.set(message.firstSequence + i, state);
-        });
+        replaceAvailability(this.availability, message.firstSequence, message.states);
         return this.hooks.onAvailability(this, undefined);
       case 'have':
         if (message.state === SegmentState.none) this.availability.delete(message.sequence);
@@ -292,7 +282,7 @@ export class PeerSession implements UploadSource {
         }
         this.download = undefined;
         const elapsedMs = Math.max(this.clock.now() - download.startedMs, 1);
-        this.throughputBytesPerS = 0.5 * this.throughputBytesPerS + 0.5 * ((total / elapsedMs) * 1000);
+        this.throughputBytesPerS = blendRate(this.throughputBytesPerS, total, elapsedMs);
         return this.hooks.onSegment(this, message.sequence, download.buffer!);
       }
       case 'absent':
@@ -328,9 +318,7 @@ export class PeerSession implements UploadSource {
   }
 
   private ownUploadState(): { paceBytesPerS: number; backlogBytes: number } {
-    const { paceBytesPerS, backlogBytes } = this.governor.advertised;
-    const serving = this.hooks.uploadEnabled();
-    return { paceBytesPerS: serving ? Math.min(paceBytesPerS, 0xffff_ffff) : 0, backlogBytes: Math.min(backlogBytes, 0xffff_ffff) };
+    return wireUploadState(this.governor.advertised, this.hooks.uploadEnabled());
   }
 
   /** Sends a ping now, and the next one in a second while this engine uploads. */
@@ -384,4 +372,22 @@ export class PeerSession implements UploadSource {
     }
     return payload.length;
   }
+}
+
+/** A rate sample blended into a peer's download rate: half the old rate, half the new. */
+function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number {
+  return 0.5 * bytesPerS + 0.5 * ((bytes / elapsedMs) * 1000);
+}
+
+/** A peer's whole availability map replaces what we knew of it. */
+function replaceAvailability(availability: Map<number, SegmentStateValue>, firstSequence: number, states: readonly SegmentStateValue[]): void {
+  availability.clear();
+  states.forEach((state, i) => {
+    if (state !== SegmentState.none) availability.set(firstSequence + i, state);
+  });
+}
+
+/** Our upload state as pings carry it (32-bit fields); a pace of 0 says we do not serve. */
+function wireUploadState(advertised: { paceBytesPerS: number; backlogBytes: number }, serving: boolean): { paceBytesPerS: number; backlogBytes: number } {
+  return { paceBytesPerS: serving ? Math.min(advertised.paceBytesPerS, 0xffff_ffff) : 0, backlogBytes: Math.min(advertised.backlogBytes, 0xffff_ffff) };
 }
