@@ -20,7 +20,6 @@ import { UploadGovernor } from './upload-governor.js';
 
 const log = createLogger('shoal:core:engine');
 
-
 export interface EngineDeps {
   clock: Clock;
   http: HttpClient;
