@@ -178,19 +178,23 @@ export class UploadGovernor {
 
   /**
    * A peer measured the one-way delay of our ping (its receive clock minus our send clock, so an
-   * unknown offset is included): the rise over its minimum is the queueing delay on our side.
-   * The uplink is shared by every peer, so the smallest recent rise is the one that is ours alone.
+   * unknown offset is included): the rise over its minimum is the queueing delay on our side
+   * (plus any on the peer's downlink). The uplink is shared by every peer, so the recent rises
+   * should agree: their median counts, which one peer lying in its pongs cannot move far (the
+   * smallest would let any one peer talk us into filling our uplink).
    */
   delaySample(peerId: string, oneWayMs: number): void {
     const now = this.clock.now();
     let base = this.bases.get(peerId);
     if (!base) this.bases.set(peerId, (base = new DelayBase(now)));
     base.add(oneWayMs, now);
-    let delayMs = Infinity;
+    const fresh: number[] = [];
     for (const each of this.bases.values()) {
-      if (each.samples >= MIN_BASE_SAMPLES && now - each.latestAtMs <= SAMPLE_MAX_AGE_MS) delayMs = Math.min(delayMs, each.latestMs);
+      if (each.samples >= MIN_BASE_SAMPLES && now - each.latestAtMs <= SAMPLE_MAX_AGE_MS) fresh.push(each.latestMs);
     }
-    if (delayMs === Infinity) return;
+    if (fresh.length === 0) return;
+    fresh.sort((a, b) => a - b);
+    const delayMs = fresh[(fresh.length - 1) >> 1]!;
     this.queueDelayMs = delayMs;
     if (delayMs > TARGET_QUEUE_DELAY_MS) this.slowStart = false;
     this.pace = nextPace(this.pace, this.queueDelayMs, now - this.controlledMs, this.paceLimited, this.capBytesPerS, this.slowStart);

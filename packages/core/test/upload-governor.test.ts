@@ -86,6 +86,28 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it('reads its queue from the median of its peers\' delays, which one lying peer cannot pull down', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 100_000);
+    governor.add(new Source(clock, 0, 10_000_000)); // uploading all along
+    governor.pump();
+    // Three samples each set the peers' bases (no queue yet)...
+    for (let i = 0; i < 3; i++) {
+      for (const peer of ['a', 'b', 'liar']) governor.delaySample(peer, 1000);
+      await clock.advance(200);
+    }
+    // ...then the honest peers see 500 ms of queue; the liar's pongs say there is none.
+    for (let i = 0; i < 10; i++) {
+      governor.delaySample('a', 1500);
+      governor.delaySample('b', 1500);
+      governor.delaySample('liar', 1000);
+      await clock.advance(200);
+    }
+    expect(governor.stats.queueDelayMs).toBe(500);
+    expect(governor.stats.paceBytesPerS).toBeLessThan(40_000);
+    governor.destroy();
+  });
+
   it('finds a pace below an uplink slower than its start pace, from the peers\' pongs', async () => {
     const clock = new VirtualClock();
     const linkBytesPerS = 20_000;
