@@ -30,9 +30,6 @@ const MAX_QUEUED_UPLOADS = 4;
  * peer's pace does not change.
  */
 const PING_INTERVAL_MS = 1000;
-/** The first pings after uploading starts come this fast: the governor needs a few readings per peer before it can tell a queue. */
-const QUICK_PING_INTERVAL_MS = 250;
-const QUICK_PINGS = 3;
 const PING_AFTER_UPLOAD_MS = 3000;
 
 /** What a peer session needs from the engine. */
@@ -94,8 +91,6 @@ export class PeerSession implements UploadSource {
   private readonly cancelled = new Set<number>();
   private readonly uploads: Upload[] = [];
   private pingTimer: TimerId | undefined;
-  /** Pings still to send at the quick interval. */
-  private quickPings = 0;
   private closed = false;
 
   constructor(
@@ -326,22 +321,17 @@ export class PeerSession implements UploadSource {
     return wireUploadState(this.governor.advertised, this.hooks.uploadEnabled());
   }
 
-  /** Sends a ping now, and the next one in a second (at first a quarter of that) while this engine uploads. */
+  /** Sends a ping now, and the next one in a second while this engine uploads. */
   private ping(): void {
     this.pingTimer = undefined;
     if (this.closed) return;
     this.send({ type: 'ping', sentMs: wireMs(this.clock.now()), ...this.ownUploadState() });
-    if (this.clock.now() - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
-    const quick = this.quickPings > 0;
-    if (quick) this.quickPings--;
-    this.pingTimer = this.clock.setTimeout(() => this.ping(), quick ? QUICK_PING_INTERVAL_MS : PING_INTERVAL_MS);
+    if (this.clock.now() - this.governor.lastSentMs < PING_AFTER_UPLOAD_MS) this.pingTimer = this.clock.setTimeout(() => this.ping(), PING_INTERVAL_MS);
   }
 
-  /** The governor sent data (over any peer) after a pause: ping again, quickly at first. */
+  /** The governor sent data (over any peer): ping again if we were idle. */
   uploading(): void {
-    if (this.pingTimer !== undefined || !this.handshaken || this.closed) return;
-    this.quickPings = QUICK_PINGS;
-    this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
+    if (this.pingTimer === undefined && this.handshaken && !this.closed) this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
   }
 
   private queueUpload(sequence: number, offset: number): void {

@@ -139,7 +139,7 @@ export class UploadGovernor {
     private readonly clock: Clock,
     /** A hard cap from the options (0: none). */
     private readonly capBytesPerS: number,
-    /** Pace before the first delay sample (default option: 256 kbit/s, below most home uplinks; the controller cuts it within a second where the uplink is slower, and doubles it every second where the uplink stays idle). */
+    /** Pace before the first delay sample (default option: 512 kbit/s; the controller cuts it within a second or two where the uplink is slower, and doubles it every second where the uplink stays idle). */
     private readonly initialPaceBytesPerS: number,
   ) {
     this.refilledMs = clock.now();
