@@ -21,11 +21,13 @@ report.json (schema version, Shoal commit, every figure) and report.html.
   --tracker URL       an external tracker (default: Shoal's tracker, started per run)
   --level N           pin hls.js to rendition N (default: ABR)
   --sample-interval S seconds between samples (default 5; 2 under a minute)
-  --network NAME      unlimited | realistic | critical | mixed: each viewer its own Chromium in
-                      its own network namespace, its uplink and downlink shaped with tc tbf as
-                      the simulator's profile of that name (e2e/src/network-profiles.ts;
-                      uplinks are multiples of the --level rendition's bitrate, else the top
-                      one's). Default: all viewers in one Chromium on loopback, unshaped
+  --network NAME      unlimited | realistic | critical | mixed | mixed-nonuploading: each viewer
+                      its own Chromium in its own network namespace, its uplink and downlink
+                      shaped with tc tbf as the simulator's profile of that name
+                      (e2e/src/network-profiles.ts; uplinks are multiples of the --level
+                      rendition's bitrate, else the top one's). mixed-nonuploading: a quarter
+                      of the viewers do not upload (engine upload off, 128 kbit/s uplink).
+                      Default: all viewers in one Chromium on loopback, unshaped
   --nat stun|turn     every viewer behind a NAT of its own, coturn started on the test network:
                       stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN
                       offered (only the relay works). Network unlimited unless --network

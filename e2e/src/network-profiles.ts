@@ -8,9 +8,15 @@ export interface NetworkProfile {
   description: string;
   /**
    * Uplinks as multiples of the stream's bitrate, taken in turn by viewer index (viewer i gets
-   * uplinkMultiples[i % length]); empty for no limit.
+   * uplinkMultiples[i % length], counting uploading viewers only); empty for no limit.
    */
   uplinkMultiples: readonly number[];
+  /**
+   * Share of the viewers that carry no P2P upload (cellular, upload-capped): spread evenly over the
+   * viewer indices (see viewerUploads). Their engine runs with upload off, and their uplink is
+   * NON_UPLOADING_UP_BITS_PER_S, what their own requests and acknowledgements need. 0: none.
+   */
+  nonUploadingShare: number;
   /** Downlink, bits/s; Infinity for no limit. */
   downBitsPerS: number;
   /** One-way access latency range, ms (the simulator draws within it; see viewerLink). */
@@ -30,6 +36,13 @@ export interface NetworkProfile {
  */
 export const HOME_UPLINK_QUEUE_MS = 600;
 
+/**
+ * A non-uploading viewer's uplink: its HTTP requests, TCP and SCTP acknowledgements and the peer
+ * protocol's small messages (about 3% of what it downloads: a few Mbit/s of download fit), no room
+ * to pass segments on. A fixed rate, not a multiple of the stream: it carries no media.
+ */
+export const NON_UPLOADING_UP_BITS_PER_S = 128_000;
+
 const MBIT = 1_000_000;
 
 export const networkProfiles: Record<string, NetworkProfile> = {
@@ -39,6 +52,7 @@ export const networkProfiles: Record<string, NetworkProfile> = {
     uplinkMultiples: [],
     downBitsPerS: Infinity,
     latencyMs: [5, 40],
+    nonUploadingShare: 0,
     uplinkQueueMs: 0,
   },
   realistic: {
@@ -47,6 +61,7 @@ export const networkProfiles: Record<string, NetworkProfile> = {
     uplinkMultiples: [0.44],
     downBitsPerS: 2 * MBIT,
     latencyMs: [10, 60],
+    nonUploadingShare: 0,
     uplinkQueueMs: HOME_UPLINK_QUEUE_MS,
   },
   critical: {
@@ -55,6 +70,7 @@ export const networkProfiles: Record<string, NetworkProfile> = {
     uplinkMultiples: [1.2],
     downBitsPerS: 2 * MBIT,
     latencyMs: [10, 60],
+    nonUploadingShare: 0,
     uplinkQueueMs: HOME_UPLINK_QUEUE_MS,
   },
   mixed: {
@@ -63,6 +79,17 @@ export const networkProfiles: Record<string, NetworkProfile> = {
     uplinkMultiples: [0.44, 1.46, 4.39, 14.6],
     downBitsPerS: 20 * MBIT,
     latencyMs: [10, 80],
+    nonUploadingShare: 0,
+    uplinkQueueMs: HOME_UPLINK_QUEUE_MS,
+  },
+  'mixed-nonuploading': {
+    name: 'mixed-nonuploading',
+    description:
+      'mixed, and a quarter of the viewers do not upload (cellular, upload-capped: engine upload off, 128 kbit/s uplink for their own requests and acks); the others take mixed\'s uplinks in turn',
+    uplinkMultiples: [0.44, 1.46, 4.39, 14.6],
+    downBitsPerS: 20 * MBIT,
+    latencyMs: [10, 80],
+    nonUploadingShare: 0.25,
     uplinkQueueMs: HOME_UPLINK_QUEUE_MS,
   },
 };
@@ -79,13 +106,27 @@ export interface ViewerLink {
   upBitsPerS: number;
   downBitsPerS: number;
   uplinkQueueMs: number;
+  /** false: the viewer carries no P2P upload (its engine runs with upload off). */
+  uploads: boolean;
+}
+
+/** Non-uploading viewers among indices 0 .. index-1 (an even spread: floor(index × share)). */
+const nonUploadingBefore = (profile: NetworkProfile, index: number) => Math.floor(index * profile.nonUploadingShare + 1e-9);
+
+/** Whether viewer `index` uploads under `profile`: with share s, viewer i does not when ⌊(i+1)s⌋ > ⌊is⌋. */
+export function viewerUploads(profile: NetworkProfile, index: number): boolean {
+  return nonUploadingBefore(profile, index + 1) === nonUploadingBefore(profile, index);
 }
 
 /** Viewer `index`'s link under `profile`, for a stream of `bitrateBitsPerS`. */
 export function viewerLink(profile: NetworkProfile, index: number, bitrateBitsPerS: number): ViewerLink {
+  const { downBitsPerS, uplinkQueueMs } = profile;
+  if (!viewerUploads(profile, index)) return { upBitsPerS: NON_UPLOADING_UP_BITS_PER_S, downBitsPerS, uplinkQueueMs, uploads: false };
+  // The uploading viewers take the uplinks in turn among themselves: the profile's mix holds for them.
   const multiples = profile.uplinkMultiples;
-  const upBitsPerS = multiples.length === 0 ? Infinity : Math.round(multiples[index % multiples.length]! * bitrateBitsPerS);
-  return { upBitsPerS, downBitsPerS: profile.downBitsPerS, uplinkQueueMs: profile.uplinkQueueMs };
+  const slot = index - nonUploadingBefore(profile, index);
+  const upBitsPerS = multiples.length === 0 ? Infinity : Math.round(multiples[slot % multiples.length]! * bitrateBitsPerS);
+  return { upBitsPerS, downBitsPerS, uplinkQueueMs, uploads: true };
 }
 
 /** "300 kbit/s", "2 Mbit/s", "unlimited". */

@@ -3,6 +3,7 @@
 // `simulator` section with what only a simulation knows (network profile, seed, event count,
 // the channel byte ledger, the P2P viewers' own offload).
 import { cpus } from 'node:os';
+import { networkProfile, viewerUploads } from '../network-profiles.js';
 import { idealOffload, offload } from '../swarm/metrics.js';
 import { buildSwarmReport, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from '../swarm/report.js';
 import type { ViewerSnapshot } from '../swarm/viewer-snapshot.js';
@@ -35,6 +36,7 @@ const round = (value: number | null, digits = 4) => (value === null ? null : Mat
 export function runRecordOf(result: SimulationResult): RunRecord {
   const { config, origin } = result;
   const endMs = config.durationS * 1000;
+  const profile = networkProfile(config.network);
   const distinctSegmentBytes = [...origin.counters.bytesBySequence.keys()].reduce((sum, sequence) => sum + origin.segmentSize(sequence), 0);
   const viewers = result.viewers.map((viewer, index) => {
     const stats = result.viewerStats[index]!;
@@ -62,7 +64,8 @@ export function runRecordOf(result: SimulationResult): RunRecord {
       workerEnabled: null,
       segments: Object.fromEntries([...viewer.segments].map(([sequence, bytes]) => [String(sequence), bytes])),
     };
-    return { id: `sim-${viewer.index}`, p2p: viewer.p2p, joinedAtMs: viewer.joinMs, leftAtMs: viewer.leftMs, endedAtMs: atMs, final: snapshot };
+    const nonUploading = !viewerUploads(profile, viewer.index);
+    return { id: `sim-${viewer.index}`, p2p: viewer.p2p, nonUploading, joinedAtMs: viewer.joinMs, leftAtMs: viewer.leftMs, endedAtMs: atMs, final: snapshot };
   });
   let originCumulative = 0;
   let deliveredCumulative = 0;

@@ -5,7 +5,7 @@ import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/c
 import { FlowNetwork, SimHost, type LinkCapacity } from './flow-network.js';
 import { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type ViewerRecord } from './player-model.js';
 import { Prng } from './prng.js';
-import { networkProfile } from '../network-profiles.js';
+import { networkProfile, viewerUploads } from '../network-profiles.js';
 import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
 import { SimOrigin, type StreamSpec } from './sim-origin.js';
 import { SimSegmentStore } from './sim-store.js';
@@ -125,12 +125,13 @@ export class Simulation {
   /** A new viewer joins now. */
   spawn(p2p: boolean): Viewer {
     const index = this.viewers.length;
-    const drawn = simLink(networkProfile(this.config.network), index, this.config.bitrateKbps * 1000, this.hostPrng);
+    const profile = networkProfile(this.config.network);
+    const drawn = simLink(profile, index, this.config.bitrateKbps * 1000, this.hostPrng);
     const capacity = this.config.linkOverride ? this.config.linkOverride(index, drawn) : drawn;
     const peerId = this.prng.peerId();
     const host = new SimHost(peerId, capacity);
     const engineOptions: EngineOptionsInput = p2p
-      ? { swarmId: `sim://origin/${this.scenario.swarm.name}/index.m3u8`, ...this.config.engineOptions }
+      ? { swarmId: `sim://origin/${this.scenario.swarm.name}/index.m3u8`, ...this.config.engineOptions, ...(viewerUploads(profile, index) ? {} : { upload: false }) }
       : { p2pDownload: false, upload: false };
     const store = new SimSegmentStore(64 * 1024 * 1024, (_key, sequence) => this.origin.content(sequence));
     const engine = new ShoalEngine(engineOptions, {

@@ -35,6 +35,8 @@ export interface DirectionReport {
 export interface ViewerLinkReport {
   id: string;
   address: string;
+  /** false: a non-uploading viewer (its uplink is only for its own requests and acks). */
+  uploads: boolean;
   up: DirectionReport;
   down: DirectionReport;
 }
@@ -91,6 +93,7 @@ export function summarizeViewerLink(record: ViewerLinkRecord): ViewerLinkReport 
   return {
     id: record.id,
     address: record.address,
+    uploads: record.link.uploads !== false,
     up: direction(record.samples, (sample) => sample.upBytes, record.link.upBitsPerS),
     down: direction(record.samples, (sample) => sample.downBytes, record.link.downBitsPerS),
   };
@@ -119,6 +122,6 @@ export function renderLinkLines(network: NetworkReport): string[] {
     const side = (name: string, report: DirectionReport) =>
       `${name} cap ${kbit(report.capBitsPerS)} mean ${kbit(report.meanBitsPerS)} peak ${kbit(report.peakBitsPerS)}` +
       (report.peakOfCap === null ? '' : ` (${Math.round(report.peakOfCap * 100)}%, full ${report.fullS}s)`);
-    return `  ${viewer.id.padEnd(4)} ${side('up', viewer.up)} · ${side('down', viewer.down)} kbit/s`;
+    return `  ${viewer.id.padEnd(4)} ${side('up', viewer.up)} · ${side('down', viewer.down)} kbit/s${viewer.uploads ? '' : ' · does not upload'}`;
   });
 }

@@ -79,14 +79,14 @@ ${lines}
 /** Per viewer: HTTP and P2P bytes received (stacked), uploaded bytes below. */
 function bytesChart(run: RunReport, scaleBytes: number): string {
   const rowHeight = 22;
-  const labelWidth = 70;
+  const labelWidth = 120;
   const barWidth = 520;
   const height = run.perPeer.length * rowHeight + 28;
   const w = (bytes: number) => (bytes / Math.max(1, scaleBytes)) * barWidth;
   const rows = run.perPeer
     .map((peer: PeerReport, index) => {
       const top = index * rowHeight + 4;
-      const label = `${peer.id}${peer.p2p || run.engine === 'http' ? '' : ' (P2P off)'}`;
+      const label = `${peer.id}${peer.p2p || run.engine === 'http' ? '' : ' (P2P off)'}${peer.nonUploading ? ' (no upload)' : ''}`;
       return (
         `<text x="${labelWidth - 6}" y="${top + 11}" text-anchor="end">${escapeHtml(label)}</text>` +
         `<rect x="${labelWidth}" y="${top}" width="${w(peer.httpBytes).toFixed(1)}" height="12" fill="${httpColor}"><title>HTTP ${megabytes(peer.httpBytes)}</title></rect>` +
@@ -138,7 +138,7 @@ function networkTable(network: NetworkReport): string {
   const kbit = (bitsPerS: number | null) => (bitsPerS === null ? '∞' : String(Math.round(bitsPerS / 1000)));
   const cells = (side: DirectionReport) =>
     `<td>${kbit(side.capBitsPerS)}</td><td>${kbit(side.meanBitsPerS)}</td><td>${kbit(side.peakBitsPerS)}</td><td>${side.peakOfCap === null ? '–' : percent(side.peakOfCap)}</td><td>${side.fullS} s</td>`;
-  const rows = network.viewers.map((viewer) => `<tr><th>${escapeHtml(viewer.id)} <small>${escapeHtml(viewer.address)}</small></th>${cells(viewer.up)}${cells(viewer.down)}</tr>`).join('');
+  const rows = network.viewers.map((viewer) => `<tr><th>${escapeHtml(viewer.id)}${viewer.uploads ? '' : ' (no upload)'} <small>${escapeHtml(viewer.address)}</small></th>${cells(viewer.up)}${cells(viewer.down)}</tr>`).join('');
   const head = '<th>cap</th><th>mean</th><th>peak</th><th>peak/cap</th><th>full</th>';
   return `<p>Network <b>${escapeHtml(network.profile)}</b>: ${escapeHtml(network.description)}. Uplinks are multiples of ${Math.round(network.bitrateBitsPerS / 1000)} kbit/s; uplink queue ${network.uplinkQueueMs} ms, downlink queue ${network.downlinkQueueMs} ms (tc tbf); latency: ${escapeHtml(network.latencyModel)}. <span class="${network.shapingHeld ? 'ok' : 'bad'}">Shaping ${network.shapingHeld ? 'held' : 'DID NOT HOLD'}</span>${network.nat ? ` NAT: ${escapeHtml(network.nat)}.` : ''} (no 5-s window above 110% of a cap). kbit/s of Ethernet frames, as the kernel counted them.</p>
 <table class="summary"><thead><tr><th></th><th colspan="5">uplink</th><th colspan="5">downlink</th></tr><tr><th>viewer</th>${head}${head}</tr></thead><tbody>${rows}</tbody></table>`;

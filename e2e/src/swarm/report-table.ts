@@ -37,6 +37,13 @@ export function renderReportTable(report: SwarmReport): string {
   for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);
   for (const run of report.runs) if (run.network) lines.push(`${run.engine}: ${renderNetworkLines(run.network).join('\n')}`);
   for (const run of report.runs) {
+    const nonUploading = run.perPeer.filter((peer) => peer.nonUploading);
+    if (nonUploading.length === 0 || run.engine === 'http') continue;
+    const uploaded = (peers: typeof nonUploading) => megabytes(peers.reduce((sum, peer) => sum + peer.uploadedBytes, 0));
+    const others = run.perPeer.filter((peer) => !peer.nonUploading);
+    lines.push(`${run.engine}: non-uploading viewers ${nonUploading.map((peer) => peer.id).join(', ')} uploaded ${uploaded(nonUploading)} MB to peers (engine's count); the other ${others.length} ${uploaded(others)} MB`);
+  }
+  for (const run of report.runs) {
     const c = run.connections;
     if (c && run.engine !== 'http') {
       lines.push(`${run.engine}: peer connections (counted at both ends): direct ${c.host}, via STUN/NAT ${c.srflx}, via TURN ${c.relay}, failed ${c.failed}, never connected ${c.unconnected}${c.unknown ? `, unknown ${c.unknown}` : ''}`);

@@ -39,7 +39,16 @@ export interface RunRecord {
   startedAtMs: number;
   /** null for an external stream: no origin count exists. */
   origin: OriginCount | null;
-  viewers: Array<{ id: string; p2p: boolean; joinedAtMs: number; leftAtMs: number | null; endedAtMs: number; final: ViewerSnapshot | null }>;
+  viewers: Array<{
+    id: string;
+    p2p: boolean;
+    /** The network profile made this viewer a non-uploader (engine upload off, uplink capped); absent: false. */
+    nonUploading?: boolean;
+    joinedAtMs: number;
+    leftAtMs: number | null;
+    endedAtMs: number;
+    final: ViewerSnapshot | null;
+  }>;
   timeline: TimelinePoint[];
   loadAverage: { before: number; peak: number };
   /** Our tracker's /stats.json at the end of the run (null for an external tracker). */
@@ -53,6 +62,8 @@ export interface RunRecord {
 export interface PeerReport {
   id: string;
   p2p: boolean;
+  /** The network profile made this viewer a non-uploader: its engine ran with upload off. */
+  nonUploading: boolean;
   joinedAtS: number;
   leftAtS: number | null;
   startupMs: number | null;
@@ -145,6 +156,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     return {
       id: viewer.id,
       p2p: viewer.p2p,
+      nonUploading: viewer.nonUploading ?? false,
       joinedAtS: round((viewer.joinedAtMs - runStart) / 1000, 1)!,
       leftAtS: viewer.leftAtMs === null ? null : round((viewer.leftAtMs - runStart) / 1000, 1),
       startupMs: snapshot ? startupMs(snapshot) : null,
