@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = {
   '@shoal/core/webrtc': fromRoot('./packages/core/src/webrtc.ts'),
+  '@shoal/core/testing': fromRoot('./packages/core/src/testing.ts'),
   '@shoal/core': fromRoot('./packages/core/src/index.ts'),
   '@shoal/hlsjs': fromRoot('./packages/hlsjs/src/index.ts'),
 };

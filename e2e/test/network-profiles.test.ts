@@ -3,7 +3,7 @@ import { NON_UPLOADING_UP_BITS_PER_S, networkProfile, networkProfiles, viewerLin
 import { simRunReport } from '../src/sim/sim-report.js';
 import { runSimulation } from '../src/sim/simulation.js';
 import { simLink } from '../src/sim/sim-scenarios.js';
-import { Prng } from '../src/sim/prng.js';
+import { Prng } from '@shoal/core/testing';
 
 describe('network profiles', () => {
   it('give uplinks as multiples of the stream bitrate, taken in turn by viewer index', () => {

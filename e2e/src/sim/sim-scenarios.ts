@@ -5,8 +5,7 @@
 // Network profiles are shared with the browser swarm (../network-profiles.ts).
 import { scenarioByName, scenarios as swarmScenarios, type Scenario } from '../swarm/scenarios.js';
 import { viewerLink, type NetworkProfile } from '../network-profiles.js';
-import type { LinkCapacity } from './flow-network.js';
-import type { Prng } from './prng.js';
+import type { LinkCapacity, Prng } from '@shoal/core/testing';
 
 export interface SimScenario {
   swarm: Scenario;

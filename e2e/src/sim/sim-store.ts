@@ -3,7 +3,8 @@
 // ahead), but it keeps only each segment's size and hands out views of the origin's one shared
 // copy of the segment. A thousand peers holding copies would need tens of gigabytes; the bytes
 // themselves do not change any decision the engine makes.
-import { pickEvictionVictim, type SegmentRef, type SegmentStore } from '@shoal/core';
+import type { SegmentRef, SegmentStore } from '@shoal/core';
+import { pickEvictionVictim } from '@shoal/core/testing';
 
 interface Entry {
   size: number;

@@ -6,10 +6,10 @@
 // unanswered offer holds its slot until it times out; requestPeers() announces early, with a gap
 // that doubles while no new peer connects. Connection setup costs tracker and peer round trips.
 import type { Signaling, SignalingEvents, SwarmSignal } from '@shoal/core';
-import type { FlowNetwork, SimHost } from './flow-network.js';
-import type { Prng } from './prng.js';
-import { connectHosts, type ChannelLedger, type SimChannelEnd } from './sim-transport.js';
-import type { VirtualClock } from './virtual-clock.js';
+import {
+  DEFAULT_SIGNALING_OPTIONS, connectHosts,
+  type ChannelLedger, type FlowNetwork, type Prng, type SimChannelEnd, type SimHost, type VirtualClock,
+} from '@shoal/core/testing';
 
 export interface SignalingParams {
   maxPeers: number;
@@ -21,13 +21,13 @@ export interface SignalingParams {
   trackerLatencyMs: number;
 }
 
-/** core/src/webrtc/signaling-options.ts defaults. */
+/** The browser signaling's defaults. */
 export const DEFAULT_SIGNALING_PARAMS: SignalingParams = {
-  maxPeers: 12,
-  offersPerAnnounce: 5,
-  announceIntervalMs: 120_000,
-  requestPeersIntervalMs: 5_000,
-  offerTimeoutMs: 15_000,
+  maxPeers: DEFAULT_SIGNALING_OPTIONS.maxPeers,
+  offersPerAnnounce: DEFAULT_SIGNALING_OPTIONS.offersPerAnnounce,
+  announceIntervalMs: DEFAULT_SIGNALING_OPTIONS.announceIntervalMs,
+  requestPeersIntervalMs: DEFAULT_SIGNALING_OPTIONS.requestPeersIntervalMs,
+  offerTimeoutMs: DEFAULT_SIGNALING_OPTIONS.offerTimeoutMs,
   trackerLatencyMs: 20,
 };
 

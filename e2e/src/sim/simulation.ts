@@ -2,16 +2,14 @@
 // virtual clock, the flow network, the simulated tracker and origin, and driven by the player
 // model. Returns the raw records; sim-report.ts turns them into the swarm report.
 import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/core';
-import { FlowNetwork, SimHost, type LinkCapacity } from './flow-network.js';
-import { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type ViewerRecord } from './player-model.js';
-import { Prng } from './prng.js';
+import {
+  ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock,
+  type LinkCapacity, type PlayerParams, type StreamSpec, type ViewerRecord,
+} from '@shoal/core/testing';
 import { networkProfile, viewerUploads } from '../network-profiles.js';
 import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
-import { SimOrigin, type StreamSpec } from './sim-origin.js';
 import { SimSegmentStore } from './sim-store.js';
-import { ChannelLedger } from './sim-transport.js';
 import { DEFAULT_SIGNALING_PARAMS, SimTracker } from './sim-tracker.js';
-import { VirtualClock } from './virtual-clock.js';
 
 export type SimEngine = 'shoal' | 'http';
 

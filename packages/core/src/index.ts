@@ -12,7 +12,7 @@ export { createLogger, enableLogging } from './logger.js';
 export type { LogSink, Logger } from './logger.js';
 export { infoHash, infoHashHex, sha1, streamKey, swarmIdFromUrl } from './identity.js';
 export type { RenditionAttributes } from './identity.js';
-export { MemorySegmentStore, pickEvictionVictim } from './segment-store.js';
+export { MemorySegmentStore } from './segment-store.js';
 export { FetchHttpClient, realClock } from './fetch-http-client.js';
 export type { FetchHttpClientOptions } from './fetch-http-client.js';
 export { PROTOCOL_VERSION } from './peer-protocol.js';

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, ManualSignaling, UNPACED, VirtualClock, linkTransports, makeSegments, peerId, type FakeTransport } from './fakes.js';
+import { FakeOrigin, FakeTracker, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
+import { VirtualClock, linkTransports, type SimChannelEnd } from '../src/testing.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
@@ -296,7 +297,7 @@ describe('engine', () => {
     expect(signaling.destroyed).toBe(true);
     expect(signaling.swarms.every((swarm) => swarm.left)).toBe(true);
     await w.clock.advance(10_000); // let the simulated network drain
-    expect(w.clock.pendingTimers).toBe(0);
+    expect(w.clock.pending).toBe(0);
     for (const [a, b] of w.tracker.links.values()) expect([a!.closed, b!.closed]).toEqual([true, true]);
     expect(() => viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs })).toThrow('DESTROYED');
   });
@@ -419,7 +420,7 @@ describe('hostile peers', () => {
     engine.on('peer-banned', (event) => banned.push(event.peerId));
     const received: ReturnType<typeof decode>[] = [];
     /** Connects a scripted peer; `reply` answers each request. */
-    const connect = (id: number, reply: (sequence: number, remote: FakeTransport) => void) => {
+    const connect = (id: number, reply: (sequence: number, remote: SimChannelEnd) => void) => {
       const [mine, theirs] = linkTransports(clock, peerId(1), peerId(id), { bytesPerS: 1e6, latencyMs: 5 });
       theirs.setEvents({
         message: (data) => {
@@ -433,11 +434,11 @@ describe('hostile peers', () => {
       signaling.events!.peer(mine);
       return theirs;
     };
-    const handshake = (remote: FakeTransport, has: number[]) => {
+    const handshake = (remote: SimChannelEnd, has: number[]) => {
       remote.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
       remote.send(encode({ type: 'availability', firstSequence: 0, states: Array.from({ length: 10 }, (_, i) => (has.includes(i) ? 1 : 0)) }));
     };
-    const sendSegment = (remote: FakeTransport, sequence: number, bytes: Uint8Array) => {
+    const sendSegment = (remote: SimChannelEnd, sequence: number, bytes: Uint8Array) => {
       for (let offset = 0; offset < bytes.length; offset += 16_384) {
         remote.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
       }
@@ -465,19 +466,19 @@ describe('hostile peers', () => {
   });
 
   it.each([
-    ['a chunk at the wrong offset', (remote: FakeTransport, sequence: number) =>
+    ['a chunk at the wrong offset', (remote: SimChannelEnd, sequence: number) =>
       remote.send(encode({ type: 'data', sequence, offset: 16_384, totalBytes: 200_000, payload: new Uint8Array(100) }))],
-    ['done before all bytes', (remote: FakeTransport, sequence: number) => {
+    ['done before all bytes', (remote: SimChannelEnd, sequence: number) => {
       remote.send(encode({ type: 'data', sequence, offset: 0, totalBytes: 200_000, payload: new Uint8Array(100) }));
       remote.send(encode({ type: 'done', sequence, totalBytes: 200_000 }));
     }],
-    ['data for a segment never requested', (remote: FakeTransport) =>
+    ['data for a segment never requested', (remote: SimChannelEnd) =>
       remote.send(encode({ type: 'data', sequence: 9, offset: 0, totalBytes: 10, payload: new Uint8Array(10) }))],
-    ['a changed segment size', (remote: FakeTransport, sequence: number) => {
+    ['a changed segment size', (remote: SimChannelEnd, sequence: number) => {
       remote.send(encode({ type: 'data', sequence, offset: 0, totalBytes: 200_000, payload: new Uint8Array(100) }));
       remote.send(encode({ type: 'data', sequence, offset: 100, totalBytes: 300_000, payload: new Uint8Array(100) }));
     }],
-    ['an oversized message', (remote: FakeTransport) => remote.send(new Uint8Array(20_000).fill(5))],
+    ['an oversized message', (remote: SimChannelEnd) => remote.send(new Uint8Array(20_000).fill(5))],
   ])('bans a peer that sends %s and serves the exact bytes over HTTP', async (_name, misbehave) => {
     const t = await hostileSetup();
     const remote = t.connect(66, (sequence, peer) => misbehave(peer, sequence));

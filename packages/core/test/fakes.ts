@@ -1,14 +1,12 @@
-// Test doubles for the engine's injected interfaces, all on one virtual clock: an origin with
-// byte counters and a throughput model, and a tracker hub that links engines with simulated
-// data channels (latency, bandwidth, bufferedAmount, drain).
+// Test doubles for the engine's injected interfaces, on the testing kit's virtual clock: an origin
+// serving files with byte counters and a throughput model, and a tracker hub that links engines
+// with the kit's simulated data channels (latency, bandwidth, bufferedAmount, drain).
 import { ShoalError } from '../src/errors.js';
+import { linkTransports, type LinkOptions, type SimChannelEnd, type VirtualClock } from '../src/testing.js';
 import type {
-  Clock,
   HttpClient,
   HttpRequest,
   HttpTransfer,
-  PeerTransport,
-  PeerTransportEvents,
   SegmentRef,
   Signaling,
   SignalingEvents,
@@ -21,53 +19,6 @@ import type {
  * instead of the governor's conservative start (upload-governor.test.ts covers that).
  */
 export const UNPACED = { initialUploadPaceBytesPerS: 64 * 1024 * 1024 } as const;
-
-const flushMicrotasks = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-export class VirtualClock implements Clock {
-  private time = 0;
-  private nextId = 1;
-  private readonly timers = new Map<number, { atMs: number; callback: () => void }>();
-  fired = 0;
-
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, delayMs: number): TimerId {
-    const id = this.nextId++;
-    this.timers.set(id, { atMs: this.time + Math.max(0, delayMs), callback });
-    return id;
-  }
-  clearTimeout(timer: TimerId): void {
-    this.timers.delete(timer as number);
-  }
-  get pendingTimers(): number {
-    return this.timers.size;
-  }
-  /** Runs every timer due within `ms`, in time order, letting promises settle between them. */
-  async advance(ms: number): Promise<void> {
-    const until = this.time + ms;
-    await flushMicrotasks();
-    for (;;) {
-      let nextId: number | undefined;
-      let next: { atMs: number; callback: () => void } | undefined;
-      for (const [id, timer] of this.timers) {
-        if (timer.atMs <= until && (!next || timer.atMs < next.atMs || (timer.atMs === next.atMs && id < nextId!))) {
-          next = timer;
-          nextId = id;
-        }
-      }
-      if (!next) break;
-      this.timers.delete(nextId!);
-      this.fired++;
-      this.time = Math.max(this.time, next.atMs);
-      next.callback();
-      await flushMicrotasks();
-    }
-    this.time = until;
-    await flushMicrotasks();
-  }
-}
 
 export interface OriginRequest {
   url: string;
@@ -126,75 +77,6 @@ export class FakeOrigin implements HttpClient {
   }
 }
 
-export interface LinkOptions {
-  bytesPerS: number;
-  latencyMs: number;
-}
-
-/** One end of a simulated data channel. */
-export class FakeTransport implements PeerTransport {
-  other!: FakeTransport;
-  bufferedAmount = 0;
-  closed = false;
-  sent: Uint8Array[] = [];
-  private events: PeerTransportEvents | undefined;
-  private readonly queued: (() => void)[] = [];
-  private linkFreeAtMs = 0;
-
-  constructor(
-    readonly remotePeerId: string,
-    private readonly clock: VirtualClock,
-    private readonly link: LinkOptions,
-  ) {}
-
-  setEvents(events: PeerTransportEvents): void {
-    this.events = events;
-    for (const deliver of this.queued.splice(0)) deliver();
-  }
-
-  private dispatch(deliver: (events: PeerTransportEvents) => void): void {
-    if (this.events) deliver(this.events);
-    else this.queued.push(() => deliver(this.events!));
-  }
-
-  send(data: Uint8Array): void {
-    if (this.closed) throw new Error('send on a closed channel');
-    const copy = data.slice();
-    this.sent.push(copy);
-    this.bufferedAmount += copy.length;
-    const start = Math.max(this.clock.now(), this.linkFreeAtMs);
-    this.linkFreeAtMs = start + (copy.length / this.link.bytesPerS) * 1000;
-    this.clock.setTimeout(() => {
-      this.bufferedAmount -= copy.length;
-      if (!this.closed && this.bufferedAmount < 64 * 1024) this.dispatch((events) => events.drain());
-      this.clock.setTimeout(() => {
-        if (!this.other.closed) this.other.dispatch((events) => events.message(copy));
-      }, this.link.latencyMs);
-    }, this.linkFreeAtMs - this.clock.now());
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.dispatch((events) => events.close('closed locally'));
-    this.clock.setTimeout(() => {
-      if (!this.other.closed) {
-        this.other.closed = true;
-        this.other.dispatch((events) => events.close('remote closed'));
-      }
-    }, this.link.latencyMs);
-  }
-}
-
-export function linkTransports(clock: VirtualClock, idA: string, idB: string, link: LinkOptions): [FakeTransport, FakeTransport] {
-  // a is A's view of B (remote id B), b is B's view of A.
-  const a = new FakeTransport(idB, clock, link);
-  const b = new FakeTransport(idA, clock, link);
-  a.other = b;
-  b.other = a;
-  return [a, b];
-}
-
 interface Member {
   peerId: string;
   events: SignalingEvents;
@@ -204,7 +86,7 @@ interface Member {
 /** A tracker for tests: every join and requestPeers links the peer to swarm members it lacks. */
 export class FakeTracker {
   readonly swarms = new Map<string, Member[]>();
-  readonly links = new Map<string, FakeTransport[]>();
+  readonly links = new Map<string, SimChannelEnd[]>();
   joins = 0;
   peerRequests = 0;
   link: LinkOptions = { bytesPerS: 4_000_000, latencyMs: 10 };

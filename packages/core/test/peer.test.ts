@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
 import { UploadGovernor } from '../src/upload-governor.js';
-import { UNPACED, VirtualClock, linkTransports, peerId } from './fakes.js';
+import { UNPACED, peerId } from './fakes.js';
+import { VirtualClock, linkTransports } from '../src/testing.js';
 
 function hooks(segment: Uint8Array | undefined): PeerSessionHooks {
   return {

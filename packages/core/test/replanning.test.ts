@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
 import type { PlaybackState } from '../src/types.js';
-import { FakeOrigin, VirtualClock, makeSegments } from './fakes.js';
+import { FakeOrigin, makeSegments } from './fakes.js';
+import { VirtualClock } from '../src/testing.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS + 30, isLive: false });
@@ -25,21 +26,21 @@ describe('re-planning', () => {
     engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
     engine.setPlayback(vodAt(0));
     await clock.advance(100);
-    const before = clock.fired;
+    const before = clock.eventsRun;
     // hls.js-like timeupdate: every 250 ms, exactly where playback extrapolates to.
     for (let t = 250; t <= 10_000; t += 250) {
       await clock.advance(250);
       engine.setPlayback(vodAt(t / 1000));
     }
     await clock.advance(0);
-    const steady = clock.fired - before;
+    const steady = clock.eventsRun - before;
     expect(steady).toBeGreaterThanOrEqual(9);
     expect(steady).toBeLessThanOrEqual(11);
     for (const jump of [vodAt(60), vodAt(60.1, 0)]) {
-      const fired = clock.fired;
+      const fired = clock.eventsRun;
       engine.setPlayback(jump);
       await clock.advance(0);
-      expect(clock.fired - fired).toBe(1);
+      expect(clock.eventsRun - fired).toBe(1);
     }
   });
 });

@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, ManualSignaling, UNPACED, VirtualClock, linkTransports, peerId } from './fakes.js';
+import { FakeOrigin, ManualSignaling, UNPACED, peerId } from './fakes.js';
+import { Prng, VirtualClock, linkTransports } from '../src/testing.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
 const SEGMENT_S = 2;
@@ -16,18 +17,6 @@ afterEach(() => {
   for (const engine of engines) engine.destroy();
   engines = [];
 });
-
-/** A small deterministic PRNG (mulberry32), so a run is the same every time. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
-}
 
 interface SeedingRun {
   /** Origin requests per live segment published after warm-up, one entry per segment. */
@@ -46,7 +35,8 @@ interface SeedingRun {
  * `behind` segments behind the edge.
  */
 async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20, reportSwarmSize = false): Promise<SeedingRun> {
-  const rand = random(seed);
+  const prng = new Prng(seed);
+  const rand = () => prng.next();
   const clock = new VirtualClock();
   const origin = new FakeOrigin(clock, 2_000_000);
   const refFor = (sequence: number): SegmentRef => ({

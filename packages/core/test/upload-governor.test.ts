@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
 import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload-governor.js';
-import { VirtualClock, linkTransports, peerId } from './fakes.js';
+import { peerId } from './fakes.js';
+import { VirtualClock, linkTransports } from '../src/testing.js';
 
 /** A source whose channel sends at once; it records what it sent, when. */
 class Source implements UploadSource {

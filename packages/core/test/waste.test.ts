@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, UNPACED, VirtualClock, makeSegments, peerId } from './fakes.js';
+import { FakeOrigin, FakeTracker, UNPACED, makeSegments, peerId } from './fakes.js';
+import { VirtualClock } from '../src/testing.js';
 
 const SD = 'https://origin.test/live.m3u8|shoal1|bw=400000';
 const HD = 'https://origin.test/live.m3u8|shoal1|bw=800000';

@@ -1,9 +1,11 @@
-// The engine's Clock on virtual time, and the loop that advances it. Each instant's events run,
-// then every promise continuation they started is drained before time moves on, so async code
-// (the engine's `await`s, HTTP body promises) sees the same clock reading it would in a browser.
-import type { Clock, TimerId } from '@shoal/core';
+// The engine's Clock on virtual time, and the loop that advances it: the one clock of core's tests
+// and of the simulator. Each instant's events run, then every promise continuation they started
+// is drained before time moves on, so async code (the engine's `await`s, HTTP body promises) sees
+// the same clock reading it would in a browser. Node only (setImmediate).
+import type { Clock, TimerId } from '../types.js';
 import { EventQueue, type SimEvent } from './event-queue.js';
 
+const { setImmediate } = globalThis as unknown as { setImmediate: (callback: () => void) => unknown };
 const drainMicrotasks = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class VirtualClock implements Clock {
@@ -11,6 +13,8 @@ export class VirtualClock implements Clock {
   private nowMs: number;
   /** Events run so far (cancelled ones excluded). */
   eventsRun = 0;
+  /** Events scheduled and neither run nor cancelled yet. */
+  pending = 0;
 
   constructor(startMs = 0) {
     this.nowMs = startMs;
@@ -21,22 +25,28 @@ export class VirtualClock implements Clock {
   }
 
   setTimeout(callback: () => void, delayMs: number): TimerId {
+    // Like a browser's setTimeout, a delay that is not a positive finite number means now.
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0;
-    return this.queue.push(this.nowMs + delay, callback);
+    return this.at(this.nowMs + delay, callback);
   }
 
   clearTimeout(timer: TimerId): void {
-    if (timer && typeof timer === 'object' && 'callback' in timer) (timer as SimEvent).callback = null;
+    if (!timer || typeof timer !== 'object' || !('callback' in timer)) return;
+    const event = timer as SimEvent;
+    if (event.callback === null) return;
+    event.callback = null;
+    this.pending--;
   }
 
   /** Schedules at an absolute virtual time (never in the past). */
   at(atMs: number, callback: () => void): SimEvent {
+    this.pending++;
     return this.queue.push(Math.max(atMs, this.nowMs), callback);
   }
 
-  /** Events waiting, including cancelled ones not yet discarded. */
-  get pending(): number {
-    return this.queue.size;
+  /** Runs every event due within the next `ms` (see runUntil). */
+  advance(ms: number): Promise<void> {
+    return this.runUntil(this.nowMs + ms);
   }
 
   /**
@@ -57,6 +67,7 @@ export class VirtualClock implements Clock {
         this.queue.pop();
         const callback = event.callback!;
         event.callback = null;
+        this.pending--;
         this.eventsRun++;
         callback();
       }

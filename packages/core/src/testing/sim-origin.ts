@@ -2,7 +2,8 @@
 // duration with a sliding playlist window, or a VOD stream. It serves HTTP with Range to each
 // simulated host through the flow network (the host's downlink is the shared bottleneck) and
 // counts every segment byte it sends: the ground truth for offload, as in e2e/src/origin.ts.
-import { ShoalError, type ByteRange, type HttpClient, type HttpRequest, type HttpTransfer, type SegmentRef } from '@shoal/core';
+import { ShoalError } from '../errors.js';
+import type { ByteRange, HttpClient, HttpRequest, HttpTransfer, SegmentRef } from '../types.js';
 import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
 import type { Prng } from './prng.js';
 import type { VirtualClock } from './virtual-clock.js';

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlowNetwork, Pipe, SimHost } from '../src/sim/flow-network.js';
-import { Prng } from '../src/sim/prng.js';
-import { SimOrigin } from '../src/sim/sim-origin.js';
-import { ChannelLedger, connectHosts } from '../src/sim/sim-transport.js';
-import { VirtualClock } from '../src/sim/virtual-clock.js';
+import { ChannelLedger, FlowNetwork, Pipe, Prng, SimHost, SimOrigin, VirtualClock, connectHosts } from '../src/testing.js';
 
 const host = (id: string, upBytesPerS: number, downBytesPerS = Infinity, latencyMs = 0) => new SimHost(id, { upBytesPerS, downBytesPerS, latencyMs });
 

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventQueue } from '../src/sim/event-queue.js';
-import { Prng } from '../src/sim/prng.js';
-import { VirtualClock } from '../src/sim/virtual-clock.js';
+import { EventQueue, Prng, VirtualClock } from '../src/testing.js';
 
 describe('EventQueue', () => {
   it('pops events by time, and events at the same time in the order they were pushed', () => {

@@ -4,7 +4,9 @@
 // a startup buffer; plays at rate 1; stalls when the playhead reaches the end of the buffer and
 // resumes when the next fragment is appended. Like @shoal/hlsjs it reports playback to the engine
 // on every `timeupdate` (every 250 ms) and on every change of state.
-import type { PlaybackState, SegmentLoad, SegmentRef, ShoalEngine } from '@shoal/core';
+import type { ShoalEngine } from '../engine.js';
+import type { SegmentLoad } from '../pending-loads.js';
+import type { PlaybackState, SegmentRef } from '../types.js';
 import type { SimOrigin } from './sim-origin.js';
 import type { VirtualClock } from './virtual-clock.js';
 

@@ -3,19 +3,20 @@
 // on a flow-network pipe (the sender's uplink, the receiver's downlink) and arrive one link
 // latency after they leave. The channel also keeps the byte ledger the conservation test checks:
 // every data payload sent is received, received after its cancel, or dropped with a closed link.
-import type { PeerTransport, PeerTransportEvents } from '@shoal/core';
-import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
+import { DATA_HEADER_BYTES, MessageType } from '../peer-protocol.js';
+import type { PeerTransport, PeerTransportEvents } from '../types.js';
+import { DEFAULT_SIGNALING_OPTIONS } from '../webrtc/signaling-options.js';
+import { FlowNetwork, Pipe, SimHost } from './flow-network.js';
+import type { VirtualClock } from './virtual-clock.js';
 
-/** WebRTC's default-like low-water mark (signaling-options.ts bufferedAmountLowThreshold). */
-export const DRAIN_THRESHOLD_BYTES = 64 * 1024;
+/** The browser signaling's low-water mark for a channel's drain event. */
+const DRAIN_THRESHOLD_BYTES = DEFAULT_SIGNALING_OPTIONS.bufferedAmountLowThreshold;
 /** Control messages this small skip the bandwidth model when the channel is idle: they cost latency only. */
 const SMALL_MESSAGE_BYTES = 64;
 
-// Peer wire protocol v2 (packages/core/PROTOCOL.md): the ledger reads only the type byte, the
-// sequence number, and a data message's payload length.
-const TYPE_DATA = 0x05;
-const TYPE_CANCEL = 0x09;
-const DATA_HEADER_BYTES = 13;
+// The ledger reads only the type byte, the sequence number, and a data message's payload length.
+const TYPE_DATA = MessageType.data;
+const TYPE_CANCEL = MessageType.cancel;
 
 /** Data-payload bytes over every channel of a simulation. */
 export class ChannelLedger {
@@ -182,4 +183,20 @@ export function connectHosts(
   endA.other = endB;
   endB.other = endA;
   return [endA, endB];
+}
+
+export interface LinkOptions {
+  /** Each direction's bandwidth, bytes/s. */
+  bytesPerS: number;
+  /** One-way latency, ms. */
+  latencyMs: number;
+}
+
+/**
+ * A connected pair of channels over a link of their own (no other flow shares its bandwidth):
+ * `a` is A's view of B (its remote peer id is B's), `b` is B's view of A.
+ */
+export function linkTransports(clock: VirtualClock, idA: string, idB: string, link: LinkOptions): [SimChannelEnd, SimChannelEnd] {
+  const capacity = { upBytesPerS: link.bytesPerS, downBytesPerS: Infinity, latencyMs: link.latencyMs / 2 };
+  return connectHosts(new FlowNetwork(clock), new ChannelLedger(), { host: new SimHost(idA, capacity), peerId: idA }, { host: new SimHost(idB, capacity), peerId: idB });
 }
