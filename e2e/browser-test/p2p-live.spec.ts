@@ -28,7 +28,7 @@ async function openViewers(browser: Browser, queries: string[]): Promise<Page[]>
   for (const query of queries) {
     const context = await browser.newContext({ permissions: ['camera', 'microphone'] });
     const page = await context.newPage();
-    await page.goto(`${stack.urls.live}&${query}`);
+    await page.goto(stack.testViewerUrl(`stream=live&${query}`));
     pages.push(page);
     await page.waitForTimeout(2_000);
   }
@@ -37,12 +37,12 @@ async function openViewers(browser: Browser, queries: string[]): Promise<Page[]>
 
 function snapshot(page: Page): Promise<ViewerSnapshot> {
   return page.evaluate(() => {
-    const demo = (window as unknown as { shoalDemo: any }).shoalDemo;
-    const stats = demo.shoal?.getStats();
+    const viewer = (window as unknown as { testViewer: any }).testViewer;
+    const stats = viewer.shoal?.getStats();
     return {
       currentTime: document.querySelector('video')!.currentTime,
-      stalls: demo.stalls,
-      fatalError: demo.fatalError,
+      stalls: viewer.stalls,
+      fatalError: viewer.fatalError,
       httpBytes: stats?.httpBytes ?? 0,
       p2pBytes: stats?.p2pBytes ?? 0,
       uploadBytes: stats?.uploadBytes ?? 0,

@@ -93,8 +93,8 @@ async function startBalancer(targets: () => number[]): Promise<{ url: string; cl
 
 const snapshot = (page: Page): Promise<Viewer> =>
   page.evaluate(() => {
-    const demo = (window as unknown as { shoalDemo: any }).shoalDemo;
-    return { currentTime: document.querySelector('video')!.currentTime, stalls: demo.stalls, fatalError: demo.fatalError, p2pBytes: demo.shoal?.getStats().p2pBytes ?? 0 };
+    const viewer = (window as unknown as { testViewer: any }).testViewer;
+    return { currentTime: document.querySelector('video')!.currentTime, stalls: viewer.stalls, fatalError: viewer.fatalError, p2pBytes: viewer.shoal?.getStats().p2pBytes ?? 0 };
   });
 
 const nodeStats = async (node: TrackerProcess) => (await (await fetch(`${node.httpUrl}/stats.json`)).json()) as { connections: number; peers: number; cluster: { localPeers: number; nodes: number } };
@@ -119,7 +119,7 @@ test('viewers on different tracker nodes share over WebRTC, and a killed node lo
     const context = await browser.newContext({ permissions: ['camera', 'microphone'] });
     parts.push({ close: () => context.close() });
     const page = await context.newPage();
-    await page.goto(`${pages.url}/hlsjs.html?stream=live`);
+    await page.goto(`${pages.url}/test/test-viewer.html?stream=live`);
     viewers.push(page);
     // Each viewer's tracker socket is open before the next one connects: round-robin puts one on each node.
     await expect.poll(async () => (await Promise.all(nodes.map(nodeStats))).reduce((sum, stats) => sum + stats.connections, 0), { timeout: 15_000 }).toBe(i + 1);

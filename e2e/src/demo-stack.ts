@@ -1,5 +1,6 @@
 // The demo's processes in one place: origin (VOD + simulated live), tracker (its own process) and
-// the example pages. Used by `npm run demo`, the browser tests and the swarm runner alike.
+// the example pages, with the browser tests' own pages (e2e/pages) under /test/. Used by
+// `npm run demo`, the browser tests and the swarm runner alike.
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,16 +22,19 @@ export interface DemoStack {
   tracker: TrackerProcess;
   pages: StaticServer;
   urls: { index: string; live: string; vod: string };
+  /** The browser tests' viewer (e2e/pages/test-viewer.js) with this query, e.g. `stream=live&p2p=0`. */
+  testViewerUrl(query: string): string;
   close(): Promise<void>;
 }
 
 const repoPath = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 
-/** Directories the example pages load their scripts from. */
+/** Directories the example pages and the tests' pages load their scripts from. */
 export function pageMounts(): Record<string, string> {
   const examplesRequire = createRequire(repoPath('examples/package.json'));
   return {
     '/': repoPath('examples'),
+    '/test/': repoPath('e2e/pages'),
     '/lib/hls.js/': `${dirname(examplesRequire.resolve('hls.js/package.json'))}/dist`,
     '/lib/video.js/': `${dirname(examplesRequire.resolve('video.js/package.json'))}/dist`,
     '/lib/shoal-hlsjs/': repoPath('packages/hlsjs/dist'),
@@ -62,6 +66,7 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
         live: `${pages.url}/hlsjs.html?stream=live`,
         vod: `${pages.url}/hlsjs.html?stream=vod`,
       },
+      testViewerUrl: (query) => `${pages.url}/test/test-viewer.html?${query}`,
       close: async () => {
         await Promise.all(started.map((part) => part.close()));
       },

@@ -10,8 +10,9 @@ export interface PlaybackProbe {
 export async function probePlayback(page: Page, selector = 'video'): Promise<PlaybackProbe> {
   return page.evaluate((videoSelector) => {
     const video = document.querySelector<HTMLVideoElement>(videoSelector);
-    const demo = (window as unknown as { shoalDemo?: { fatalError: string | null } }).shoalDemo;
-    return { currentTime: video?.currentTime ?? 0, paused: video?.paused ?? true, fatalError: demo?.fatalError ?? null };
+    // The tests' own viewer records hls.js's fatal errors (e2e/pages/test-viewer.js); other pages show them.
+    const viewer = (window as unknown as { testViewer?: { fatalError: string | null } }).testViewer;
+    return { currentTime: video?.currentTime ?? 0, paused: video?.paused ?? true, fatalError: viewer?.fatalError ?? null };
   }, selector);
 }
 
