@@ -34,6 +34,25 @@ report.json (schema version, Shoal commit, every figure) and report.html.
   --no-baseline       skip the HTTP-only baseline for --engine
   --no-integrity      do not verify segments from peers against the origin's SHA-256 manifest
                       (verified by default, as PeerTube does)
+  --fault A,B,...     faults, one phase after another once the viewers joined and played 10 s
+                      (the same schedule for every engine, so the baseline plays under them):
+                      tracker-outage: the tracker is SIGKILLed for --outage S (default 30),
+                        a viewer joins while it is away, then it restarts on the same address;
+                        the report shows the P2P bytes meanwhile, the late viewer's first P2P
+                        bytes and the tracker's peer count after the return
+                      peer-crash: twice, the viewer uploading most has its renderer crashed
+                        (no goodbye to its peers) and a new viewer joins
+                      origin-errors: twice, 6 s of half the segment requests answered 503, then
+                        6 s of 1.5 s delays and 150 kB/s bodies, each followed by 8 s of calm
+                      hostile-peers: for 40 s, one hostile client per --hostile behaviour
+                        (default all: silent, trickle, flood, liar, wrong-bytes) joins the
+                        swarms (e2e/pages/hostile-peer.js), in addition to --peers; the report
+                        shows who banned or starved it, how fast, and the honest upload it got
+                      The run must last long enough (it says how long when it does not).
+                      Every run's report counts the segments handed to the players checked
+                      against the origin's SHA-256 manifest by the viewer pages
+  --outage S          tracker-outage: seconds the tracker stays away (default 30)
+  --hostile A,B,...   hostile-peers: the behaviours to run (default: all five)
   --assert EXPR       a threshold, repeatable: [ENGINE:]FIGURE OP VALUE, OP one of >= <= > <,
                       VALUE a number or "baseline" (the HTTP-only run's same figure). Figures:
                       offload, efficiency, saving, fetches, stalls, stall-seconds, not-started,

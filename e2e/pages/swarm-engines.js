@@ -132,12 +132,15 @@ async function createShoalEngine({ trackers, iceServers, integrityManifestUrl })
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
   let shoal = null;
+  /** Peers this viewer banned: { peerId, reason, atMs }. */
+  const bans = [];
   return {
     name: 'shoal',
     Hls,
     hlsConfig: { loader: countingFragmentLoader((bytes) => (fallbackHttpBytes += bytes)) },
     attach(hls) {
       shoal = attachShoal(hls, { trackers, iceServers, ...(integrityManifestUrl ? { integrityManifestUrl } : {}) });
+      shoal.on('peer-banned', ({ peerId, reason }) => bans.push({ peerId, reason, atMs: Date.now() }));
     },
     counters() {
       const stats = shoal?.getStats();
@@ -146,6 +149,8 @@ async function createShoalEngine({ trackers, iceServers, integrityManifestUrl })
         p2pBytes: stats?.p2pBytes ?? 0,
         uploadedBytes: stats?.uploadBytes ?? 0,
         peers: stats?.peers ?? 0,
+        storeBytes: stats?.storeBytes ?? null,
+        bans: bans.slice(),
       };
     },
     destroy() {

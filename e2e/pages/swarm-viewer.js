@@ -2,7 +2,8 @@
 // The runner reads `window.swarmViewer.snapshot()`; every figure is measured here, in the page.
 // Query: src, engine, p2p=0|1, trackers (comma-separated), maxBufferLength, liveSyncDurationCount,
 // worker=0|1, level (-1: ABR), iceServers (JSON, default []), integrity (a SHA-256 manifest URL:
-// segments from peers are verified against it; absent: not verified).
+// segments from peers are verified against it by the engine, and every segment handed to hls.js
+// by this page; absent: not verified).
 import { peerConnectionCounts } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
@@ -71,6 +72,44 @@ function playedSeconds() {
   return seconds;
 }
 
+/**
+ * Every media segment handed to hls.js, whatever its engine and source, checked against the
+ * origin's SHA-256 manifest (PeerTube's format; live: refetched when it does not list a segment
+ * yet). Independent of the engine's own checks: this is what the player got.
+ */
+const verification = { verified: 0, mismatched: 0, unlisted: 0, mismatchedSegments: [] };
+function verifyingFragmentLoader(BaseLoader, manifestUrl) {
+  let manifest = {};
+  const hex = (buffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  const check = async (url, bytes) => {
+    const file = new URL(url, location.href).pathname.split('/').pop();
+    if (!(file in manifest)) {
+      const response = await fetch(manifestUrl, { cache: 'no-store' }).catch(() => null);
+      if (response?.ok) manifest = await response.json();
+    }
+    const expected = manifest[file];
+    if (typeof expected !== 'string') return void (verification.unlisted += 1);
+    if (hex(await crypto.subtle.digest('SHA-256', bytes)) === expected) verification.verified += 1;
+    else {
+      verification.mismatched += 1;
+      verification.mismatchedSegments.push(file);
+    }
+  };
+  return class VerifyingLoader extends BaseLoader {
+    load(context, config, callbacks) {
+      if (!context.frag) return super.load(context, config, callbacks);
+      return super.load(context, config, {
+        ...callbacks,
+        onSuccess: (response, ...rest) => {
+          // Copied before hls.js may hand the buffer to its transmuxing worker.
+          if (response.data instanceof ArrayBuffer) check(context.url, response.data.slice(0)).catch(() => (verification.unlisted += 1));
+          callbacks.onSuccess(response, ...rest);
+        },
+      });
+    }
+  };
+}
+
 window.swarmViewer = {
   snapshot() {
     const counters = engine ? engine.counters() : { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
@@ -93,6 +132,9 @@ window.swarmViewer = {
       ended: state.ended,
       workerEnabled: hls ? hls.config.enableWorker : null,
       connections: peerConnectionCounts(),
+      verification: { ...verification, mismatchedSegments: verification.mismatchedSegments.slice(-20) },
+      // Chromium's (coarse) JS heap figure, for the soak's memory curve.
+      heapBytes: performance.memory?.usedJSHeapSize ?? null,
       segments: Object.fromEntries([...state.fragments].map(([key, fragment]) => [key, fragment.bytes])),
     };
   },
@@ -114,6 +156,8 @@ try {
   };
   hls = new engine.Hls(hlsConfig);
   engine.attach(hls);
+  const manifestUrl = params.get('integrity');
+  if (manifestUrl) hls.config.fLoader = verifyingFragmentLoader(hls.config.fLoader ?? hls.config.loader, manifestUrl);
   const Events = hls.constructor.Events ?? globalThis.Hls.Events;
   hls.on(Events.FRAG_LOADED, (_event, data) => {
     if (data.frag.type !== 'main') return;

@@ -8,13 +8,23 @@ import { natModes } from '../src/swarm/run-swarm.js';
 import { scenarios } from '../src/swarm/scenarios.js';
 import { checkThresholds, parseThreshold, thresholdMetrics } from '../src/swarm/thresholds.js';
 import { engineNames } from '../src/swarm/viewer-snapshot.js';
+import { faultNames, hostileBehaviours } from '../src/swarm/faults.js';
 
 describe('swarm CLI', () => {
   it('has a help text that names every option, scenario, engine, network, NAT mode and threshold figure', () => {
     for (const name of Object.keys(swarmCliOptions)) expect(usage, name).toContain(`--${name}`);
-    for (const name of [...Object.keys(scenarios), ...engineNames, ...Object.keys(networkProfiles), ...natModes, ...Object.keys(thresholdMetrics)]) {
+    for (const name of [...faultNames, ...hostileBehaviours, ...Object.keys(scenarios), ...engineNames, ...Object.keys(networkProfiles), ...natModes, ...Object.keys(thresholdMetrics)]) {
       expect(usage, name).toContain(name);
     }
+  });
+
+  it('parses faults, and names the one it does not know', () => {
+    expect(parseSwarmArgs(['--fault', 'tracker-outage,hostile-peers', '--outage', '10', '--hostile', 'silent,trickle'])).toMatchObject({
+      faults: { faults: ['tracker-outage', 'hostile-peers'], outageS: 10, hostile: ['silent', 'trickle'] },
+    });
+    expect(() => parseSwarmArgs(['--fault', 'tracker-outgae'])).toThrow('unknown --fault "tracker-outgae"');
+    expect(() => parseSwarmArgs(['--fault', 'hostile-peers', '--hostile', 'rude'])).toThrow('unknown --hostile "rude"');
+    expect(() => parseSwarmArgs(['--outage', '10'])).toThrow('--outage and --hostile go with --fault');
   });
 
   it('parses thresholds, and names the figure or engine it does not know', () => {

@@ -17,7 +17,7 @@ describe('swarm scenarios', () => {
     expect(scenarioByName('live-low').liveSyncDurationCount).toBe(2);
     expect(scenarioByName('live-normal').liveSyncDurationCount).toBe(5);
     expect(scenarioByName('live-high').liveSyncDurationCount).toBe(10);
-    expect(scenarioByName('churn').churn).toEqual({ everyS: 10 });
+    expect(scenarioByName('churn').churn).toEqual({ everyS: 10, keep: 2 });
     expect(() => scenarioByName('live-nope')).toThrow(/unknown scenario "live-nope"/);
   });
 

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { networkProfiles } from '../network-profiles.js';
 import { natModes, type NatMode, type SwarmOptions } from './run-swarm.js';
 import { scenarios } from './scenarios.js';
+import { faultNames, hostileBehaviours, type FaultName, type HostileBehaviour } from './faults.js';
 import { parseThreshold } from './thresholds.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
 
@@ -39,6 +40,9 @@ export const swarmCliOptions = {
   network: { type: 'string' },
   nat: { type: 'string' },
   assert: { type: 'string', multiple: true },
+  fault: { type: 'string' },
+  outage: { type: 'string' },
+  hostile: { type: 'string' },
   'no-baseline': { type: 'boolean', default: false },
   'no-integrity': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -78,6 +82,13 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
   }
   const level = values.level === undefined ? undefined : Number(values.level);
   if (level !== undefined && !Number.isInteger(level)) throw new Error(`--level must be a rendition index, got "${values.level}"`);
+  const listOf = <T extends string>(option: string, text: string, allowed: readonly T[]): T[] =>
+    text.split(',').map((name) => {
+      if (!(allowed as readonly string[]).includes(name.trim())) throw new Error(`unknown --${option} "${name.trim()}"; one of: ${allowed.join(', ')}`);
+      return name.trim() as T;
+    });
+  const faults = values.fault === undefined ? [] : listOf<FaultName>('fault', values.fault, faultNames);
+  if ((values.outage !== undefined || values.hostile !== undefined) && faults.length === 0) throw new Error('--outage and --hostile go with --fault');
   const stamp = now.toISOString().replace(/[:.]/g, '-').slice(0, 19);
   return {
     scenario,
@@ -93,6 +104,13 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     nat: values.nat as NatMode | undefined,
     integrity: !values['no-integrity'],
     thresholds: (values.assert ?? []).map(parseThreshold),
+    faults: faults.length
+      ? {
+          faults,
+          outageS: values.outage === undefined ? undefined : positiveNumber('outage', values.outage, 30),
+          hostile: values.hostile === undefined ? undefined : listOf<HostileBehaviour>('hostile', values.hostile, hostileBehaviours),
+        }
+      : undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 // The compact terminal view of a swarm report: one row per engine run.
 import { renderNetworkLines } from './link-report.js';
 import type { RunReport, SwarmReport } from './report.js';
+import { renderFaultLines } from './report-faults.js';
 
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
 const fixed = (value: number | null, digits: number) => (value === null ? '–' : value.toFixed(digits));
@@ -47,6 +48,16 @@ export function renderReportTable(report: SwarmReport): string {
     const c = run.connections;
     if (c && run.engine !== 'http') {
       lines.push(`${run.engine}: peer connections (counted at both ends): direct ${c.host}, via STUN/NAT ${c.srflx}, via TURN ${c.relay}, failed ${c.failed}, never connected ${c.unconnected}${c.unknown ? `, unknown ${c.unknown}` : ''}`);
+    }
+  }
+  for (const run of report.runs) {
+    const v = run.verification;
+    if (v) lines.push(`${run.engine}: segments handed to the player checked against the SHA-256 manifest: ${v.verified} match, ${v.mismatched} differ, ${v.unlisted} not listed`);
+    if (run.faults) lines.push(...renderFaultLines(run.engine, run.faults));
+    const memory = run.memory?.viewers.filter((viewer) => viewer.heapGrowthBytesPerHour !== null) ?? [];
+    if (memory.length) {
+      const mb = (bytes: number | null) => (bytes === null ? '–' : (bytes / 1e6).toFixed(1));
+      lines.push(`${run.engine}: heap growth per hour after ${run.memory!.warmupS} s (MB/h): ${memory.map((viewer) => `${viewer.id} ${mb(viewer.heapGrowthBytesPerHour)} (store ${mb(viewer.storeGrowthBytesPerHour)})`).join(', ')}`);
     }
   }
   return lines.join('\n');

@@ -20,7 +20,10 @@ import {
 import { summarizeNetwork, type NetworkRecord, type NetworkReport } from './link-report.js';
 import type { Scenario } from './scenarios.js';
 import type { ThresholdResult } from './thresholds.js';
-import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
+import type { FaultRecord } from './faults.js';
+import { summarizeMemory, type MemoryPoint, type MemoryReport } from './memory-report.js';
+import { summarizeFaults, sumVerification, type FaultReport } from './report-faults.js';
+import type { ConnectionCounts, EngineName, SegmentVerification, ViewerSnapshot } from './viewer-snapshot.js';
 
 export interface OriginCount {
   segmentBytes: number;
@@ -57,6 +60,10 @@ export interface RunRecord {
   network?: NetworkRecord | null;
   /** Segments from peers verified against the origin's SHA-256 manifest (null: no P2P in this run). */
   integrity?: boolean | null;
+  /** What the --fault phases did (null: none ran). */
+  faults?: FaultRecord | null;
+  /** Every viewer's heap and store size at every sample. */
+  memory?: MemoryPoint[];
 }
 
 export interface PeerReport {
@@ -138,6 +145,10 @@ export interface RunReport {
    * between two viewers is counted at both ends); null when no page reported them.
    */
   connections: ConnectionCounts | null;
+  /** Every segment handed to hls.js, checked by the viewer page against the origin's SHA-256 manifest. */
+  verification: SegmentVerification | null;
+  faults: FaultReport | null;
+  memory: MemoryReport | null;
   notes: string[];
   perPeer: PeerReport[];
 }
@@ -225,6 +236,10 @@ export function summarizeRun(record: RunRecord): RunReport {
   if (record.engine.startsWith('p2p-media-loader')) {
     notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
   }
+  const verification = sumVerification(record.viewers.map((viewer) => viewer.final));
+  if (verification && verification.mismatched > 0) {
+    notes.push(`${verification.mismatched} segment(s) handed to the player did NOT match the origin's SHA-256 manifest: ${verification.mismatchedSegments.join(', ')}.`);
+  }
   const latencies = perPeer.map((peer) => peer.latencyS).filter((value): value is number => value !== null);
   const bitrates = perPeer.map((peer) => peer.avgBitrateKbps).filter((value): value is number => value !== null);
 
@@ -270,6 +285,9 @@ export function summarizeRun(record: RunRecord): RunReport {
     network: record.network ? summarizeNetwork(record.network) : null,
     integrity: record.integrity ?? null,
     connections: sumConnections(record.viewers.map((viewer) => viewer.final?.connections)),
+    verification,
+    faults: record.faults ? summarizeFaults(record.faults, record.viewers.map((viewer, index) => ({ id: viewer.id, final: viewer.final, stallTimeline: perPeer[index]!.stallTimeline }))) : null,
+    memory: summarizeMemory(record.memory ?? []),
     notes,
     perPeer,
   };

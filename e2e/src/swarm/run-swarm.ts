@@ -12,7 +12,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { chromiumLaunchOptions } from '../chromium.js';
 import { networkProfile, viewerLink, type NetworkProfile } from '../network-profiles.js';
 import { startOrigin, type Origin } from '../origin.js';
-import { sampleMediaSpec } from '../sample-media.js';
+import { defaultMediaDir, sampleMediaSpec } from '../sample-media.js';
 import { startStaticServer, type StaticServer } from '../static-server.js';
 import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js';
 import type { TimelinePoint } from './metrics.js';
@@ -25,6 +25,8 @@ import type { ViewerLinkRecord } from './link-report.js';
 import { startTurnServer, type RTCIceServerLike, type TurnServer } from '../turn-server.js';
 import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type NatKind, type ViewerNamespace } from './viewer-networks.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
+import { FAULT_WARMUP_S, FaultDriver, faultPhaseS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
+import type { MemoryPoint } from './memory-report.js';
 import type { EngineName } from './viewer-snapshot.js';
 
 export type NatMode = 'stun' | 'turn';
@@ -72,6 +74,8 @@ export interface SwarmOptions {
   log?: (line: string) => void;
   /** The command line, recorded in the report. */
   command?: string;
+  /** Faults to run, one after another, after the joins and a warm-up (./faults.ts). */
+  faults?: FaultOptions;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -88,6 +92,8 @@ export function viewerPageMounts(): Record<string, string> {
     '/lib/p2p-media-loader-core/': join(packageDir('p2p-media-loader-core'), 'dist'),
     '/lib/p2p-media-loader-hlsjs/': join(packageDir('p2p-media-loader-hlsjs'), 'dist'),
     '/lib/shoal-hlsjs/': repoPath('packages/hlsjs/dist'),
+    // Real segment bytes for the hostile peers' wrong-bytes answers, without asking the origin.
+    '/media/': defaultMediaDir(),
   };
 }
 
@@ -140,6 +146,10 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   if (!(options.durationS > 0)) throw new Error(`durationS must be positive, got ${options.durationS}`);
   if (options.engines.length === 0) throw new Error('engines must name at least one engine');
   const log = options.log ?? (() => {});
+  const faultsNeedS = faultsDurationS(scenario, options);
+  if (faultsNeedS > options.durationS) {
+    throw new Error(`--fault ${options.faults!.faults.join(',')} needs a run of at least ${Math.ceil(faultsNeedS)} s (joins, ${FAULT_WARMUP_S} s warm-up, the phases, 5 s after): got --duration ${options.durationS}`);
+  }
   const networkName = options.network ?? (options.nat ? 'unlimited' : undefined);
   const profile = networkName === undefined ? null : networkProfile(networkName);
   if (profile && (options.streamUrl || options.trackerUrl)) {
@@ -227,6 +237,14 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   }
 }
 
+/** Seconds a run needs for its faults: the joins, the warm-up, every phase and a few seconds after. */
+export function faultsDurationS(scenario: Scenario, options: Pick<SwarmOptions, 'faults' | 'peers' | 'durationS'>): number {
+  const faults = options.faults?.faults ?? [];
+  if (faults.length === 0) return 0;
+  const lastJoinS = (joinOffsetsMs(scenario, options.peers, options.durationS).at(-1) ?? 0) / 1000;
+  return lastJoinS + FAULT_WARMUP_S + faults.reduce((sum, fault) => sum + faultPhaseS(fault, options.faults!), 0) + 5;
+}
+
 const hubHost = (stage: Stage) => (stage.kind === 'shaped' ? stage.networks.hubAddress : undefined);
 
 /** The tracker's own /stats.json totals: proof that the engine's peers met through it. */
@@ -252,6 +270,7 @@ async function runEngine(
   let origin: Origin | null = null;
   let tracker: TrackerProcess | null = null;
   const viewers: ViewerSession[] = [];
+  const hostilePages: HostileSession[] = [];
   const endedAtMs = new Map<string, number>();
   // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
   const slots = new Map<number, { namespace: ViewerNamespace; browser: Browser; linkRecord: ViewerLinkRecord }>();
@@ -316,12 +335,60 @@ async function runEngine(
     }
 
     const endAtMs = startedAtMs + options.durationS * 1000;
+    const memory: MemoryPoint[] = [];
     const intervalMs = (options.sampleIntervalS ?? (options.durationS < 60 ? 2 : 5)) * 1000;
     const joins = joinOffsetsMs(scenario, options.peers, options.durationS).map((offsetMs, index) => ({ atMs: startedAtMs + offsetMs, index }));
     const churnEveryMs = scenario.churn ? scenario.churn.everyS * 1000 : Infinity;
     let nextChurnMs = (joins.at(-1)?.atMs ?? startedAtMs) + churnEveryMs;
     let nextIndex = options.peers;
     let nextSampleMs = startedAtMs + intervalMs;
+    const faultHost: FaultHost = {
+      startedAtMs,
+      origin,
+      activeViewers: () => viewers.filter((viewer) => viewer.leftAtMs === null),
+      async join() {
+        const index = nextIndex;
+        nextIndex += 1;
+        await join(index);
+        return viewers.find((viewer) => viewer.index === index);
+      },
+      async killTracker() {
+        if (!tracker) return false;
+        const exited = new Promise<void>((resolve) => (tracker!.process.exitCode !== null ? resolve() : tracker!.process.once('exit', () => resolve())));
+        tracker.process.kill('SIGKILL');
+        await exited;
+        return true;
+      },
+      async restartTracker() {
+        tracker = await startTrackerProcess({ host, port: Number(new URL(tracker!.url).port) });
+      },
+      async trackerPeers() {
+        const stats = tracker ? await readTrackerStats(tracker.httpUrl) : null;
+        return typeof stats?.peers === 'number' ? stats.peers : null;
+      },
+      async openHostile(behaviour) {
+        const browser = stage.kind === 'loopback' ? stage.browser : (await prepareSlot(1000 + hostilePages.length)).browser;
+        const query = new URLSearchParams({ src: streamUrl, trackers: trackerUrl, iceServers: JSON.stringify(iceServersOf(stage)), behaviour });
+        const context = await browser.newContext({ permissions: ['camera', 'microphone'] });
+        const page = await context.newPage();
+        await page.goto(`${pages.url}/hostile-peer.html?${query}`, { waitUntil: 'domcontentloaded' });
+        const session: HostileSession = {
+          behaviour,
+          snapshot: () =>
+            page
+              .evaluate(() => (window as unknown as { hostilePeer?: { snapshot(): unknown } }).hostilePeer?.snapshot() ?? null)
+              .then((snapshot) => snapshot as HostileSnapshot | null)
+              .catch(() => null),
+          close: () => context.close().catch(() => {}),
+        };
+        hostilePages.push(session);
+        return session;
+      },
+      log,
+    };
+    const faultDriver = options.faults?.faults.length
+      ? new FaultDriver(faultHost, options.faults, (joins.at(-1)?.atMs ?? startedAtMs) + FAULT_WARMUP_S * 1000)
+      : null;
     const timeline: TimelinePoint[] = [];
     const loadAverage = { before: Math.round(loadavg()[0]! * 100) / 100, peak: 0 };
 
@@ -347,6 +414,10 @@ async function runEngine(
       sampleLinks();
       const { delivered, originBytes } = await sampleAll();
       const tS = Math.round((Date.now() - startedAtMs) / 100) / 10;
+      for (const viewer of viewers) {
+        if (viewer.leftAtMs !== null || !viewer.last) continue;
+        memory.push({ tS, id: viewer.id, heapBytes: viewer.last.heapBytes ?? null, storeBytes: viewer.last.storeBytes ?? null });
+      }
       timeline.push({ tS, originSegmentBytes: originBytes, deliveredBytes: delivered });
       loadAverage.peak = Math.max(loadAverage.peak, Math.round(loadavg()[0]! * 100) / 100);
       const active = viewers.filter((viewer) => viewer.leftAtMs === null);
@@ -359,7 +430,8 @@ async function runEngine(
       const now = Date.now();
       while (joins.length > 0 && joins[0]!.atMs <= now) await join(joins.shift()!.index);
       if (now >= nextChurnMs && endAtMs - now > churnEveryMs / 2) {
-        const leaving = viewers.find((viewer) => viewer.leftAtMs === null);
+        // The oldest viewer leaves, but the first `keep` watch throughout (the soak's long-lived engines).
+        const leaving = viewers.find((viewer) => viewer.leftAtMs === null && viewer.index >= (scenario.churn?.keep ?? 0));
         if (leaving) {
           log(`  churn: ${leaving.id} leaves, v${nextIndex} joins`);
           await leaving.leave();
@@ -369,6 +441,7 @@ async function runEngine(
         nextIndex += 1;
         nextChurnMs += churnEveryMs;
       }
+      faultDriver?.tick(now);
       if (now >= nextSampleMs) {
         await recordSample();
         while (nextSampleMs <= Date.now()) nextSampleMs += intervalMs; // a slow join or sample skips, never bunches, samples
@@ -377,6 +450,7 @@ async function runEngine(
       await sleep(Math.max(10, Math.min(250, nextEventMs - Date.now())));
     }
 
+    const faults = faultDriver ? await faultDriver.finish() : null;
     // Final counts: every viewer, then the origin right away, so both cover the same transfers.
     await recordSample();
     const originStats = origin?.stats();
@@ -406,6 +480,8 @@ async function runEngine(
       loadAverage,
       trackerStats,
       integrity: engine === 'http' ? null : integrityUrl !== null,
+      faults,
+      memory,
       network:
         stage.kind === 'shaped'
           ? {
@@ -422,6 +498,7 @@ async function runEngine(
     };
   } finally {
     await Promise.all(viewers.map((viewer) => viewer.close()));
+    await Promise.all(hostilePages.map((hostile) => hostile.close()));
     if (stage.kind === 'shaped') {
       for (const slot of slots.values()) {
         await slot.browser.close().catch(() => {});

@@ -19,8 +19,11 @@ export interface Scenario {
   joinGapMs: number;
   /** Fraction of viewers that play with P2P off (hls.js alone). */
   p2pOffFraction: number;
-  /** Churn: every `everyS` seconds after all have joined, one viewer leaves and a new one joins. */
-  churn: { everyS: number } | null;
+  /**
+   * Churn: every `everyS` seconds after all have joined, the oldest viewer leaves and a new one
+   * joins; the first `keep` viewers never leave.
+   */
+  churn: { everyS: number; keep: number } | null;
 }
 
 const live = {
@@ -76,10 +79,10 @@ export const scenarios: Record<string, Scenario> = {
   churn: {
     ...live,
     name: 'churn',
-    description: 'live-normal with one viewer leaving and a new one joining every 10 s',
+    description: 'live-normal with one viewer leaving and a new one joining every 10 s; the first two watch throughout',
     liveSyncDurationCount: 5,
     maxBufferLength: 10,
-    churn: { everyS: 10 },
+    churn: { everyS: 10, keep: 2 },
   },
 };
 

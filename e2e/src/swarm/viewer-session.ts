@@ -16,9 +16,16 @@ export interface ViewerSession {
   sample(timeoutMs?: number): Promise<ViewerSnapshot | null>;
   /** Takes a final snapshot, then closes the context abruptly (a viewer closing its tab). */
   leave(): Promise<void>;
+  /**
+   * Takes a final snapshot, then crashes the page's renderer (CDP Page.crash): its peers get no
+   * goodbye, the way a browser that is killed or loses power leaves. Then closes what is left.
+   */
+  crash(): Promise<void>;
   /** Closes the context without a last snapshot (the run is over). */
   close(): Promise<void>;
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -78,6 +85,16 @@ export async function openViewer(browser: Browser, options: OpenViewerOptions): 
       if (session.leftAtMs !== null) return;
       await session.sample();
       session.leftAtMs = Date.now();
+      await session.close();
+    },
+    async crash() {
+      if (session.leftAtMs !== null) return;
+      await session.sample();
+      session.leftAtMs = Date.now();
+      const cdp = await context.newCDPSession(page);
+      // The command never answers: the renderer it would answer from is gone.
+      void cdp.send('Page.crash').catch(() => {});
+      await sleep(500);
       await session.close();
     },
     async close() {

@@ -45,6 +45,23 @@ export interface ViewerSnapshot {
   segments?: Record<string, number>;
   /** This page's peer connections by how they connected (e2e/pages/peer-connections.js). */
   connections?: ConnectionCounts;
+  /** Every segment handed to hls.js checked against the origin's SHA-256 manifest by the page. */
+  verification?: SegmentVerification;
+  /** Chromium's performance.memory.usedJSHeapSize (null elsewhere). */
+  heapBytes?: number | null;
+  /** Shoal only: bytes in the engine's segment store. */
+  storeBytes?: number | null;
+  /** Shoal only: the peers this viewer banned, with why and when (epoch ms). */
+  bans?: Array<{ peerId: string; reason: string; atMs: number }>;
+}
+
+export interface SegmentVerification {
+  verified: number;
+  /** Bytes that differ from the manifest's digest: a corrupt segment reached the player. */
+  mismatched: number;
+  /** Not in the manifest even after a refresh (live: the window moved on): not checked. */
+  unlisted: number;
+  mismatchedSegments: string[];
 }
 
 /** Peer connections: direct (host), through NAT (srflx/prflx), through TURN (relay), failed, never connected. */
