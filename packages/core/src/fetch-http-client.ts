@@ -1,13 +1,7 @@
-// The real HttpClient (global fetch: browsers and Node >= 18) and the real Clock. Everything
-// else in the engine reaches the network and time only through these interfaces.
+// The real HttpClient (global fetch: browsers and Node >= 18). Everything else in the engine
+// reaches the network only through this interface (and time through a Clock: real-clock.ts).
 import { ShoalError } from './errors.js';
-import type { Clock, HttpClient, HttpRequest, HttpTransfer } from './types.js';
-
-export const realClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, delayMs) => globalThis.setTimeout(callback, delayMs),
-  clearTimeout: (timer) => globalThis.clearTimeout(timer as ReturnType<typeof globalThis.setTimeout>),
-};
+import type { HttpClient, HttpRequest, HttpTransfer } from './types.js';
 
 export interface FetchHttpClientOptions {
   /** Sent with every request (credentials: 'include' for cookie-protected origins). */

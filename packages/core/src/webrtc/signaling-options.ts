@@ -1,6 +1,7 @@
 // Every option of the browser signaling (tracker client + WebRTC), its default and its
 // validation live here and nowhere else.
 import { ShoalError } from '../errors.js';
+import { realClock } from '../real-clock.js';
 import type { Clock } from '../types.js';
 
 /** The subset of the WebSocket API the tracker client uses (browsers' WebSocket, or `ws` in Node). */
@@ -95,11 +96,6 @@ export interface ResolvedSignalingOptions extends WebRtcSignalingOptions {
   RTCPeerConnection: RTCPeerConnectionConstructor;
 }
 
-const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
-  clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
-};
 
 export const DEFAULT_SIGNALING_OPTIONS: Readonly<Omit<WebRtcSignalingOptions, 'trackers'>> = Object.freeze({
   iceServers: PUBLIC_STUN_SERVERS as RTCIceServer[],
