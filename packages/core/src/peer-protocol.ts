@@ -44,11 +44,15 @@ export type PeerMessage =
   | { type: 'cancel'; sequence: number }
   /**
    * Sender's clock (ms, mod 2^32) and upload state: the pace a new request would get (bytes/s,
-   * 0 when it does not serve now) and the payload bytes queued ahead of it.
+   * 0 when it does not serve now, PACE_UNMEASURED before it has found its uplink's rate) and the
+   * payload bytes queued ahead of it.
    */
   | { type: 'ping'; sentMs: number; paceBytesPerS: number; backlogBytes: number }
   /** The ping's sentMs echoed, the receiver's clock when it arrived, and the receiver's upload state. */
   | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number };
+
+/** A ping's or pong's pace before the sender has measured its uplink: the requester judges the rate itself. */
+export const PACE_UNMEASURED = 0xffff_ffff;
 
 export type DecodeErrorCode = 'EMPTY' | 'TOO_LARGE' | 'UNKNOWN_TYPE' | 'BAD_LENGTH' | 'BAD_MAGIC' | 'BAD_VALUE';
 export type DecodeResult =

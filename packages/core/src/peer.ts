@@ -5,6 +5,7 @@
 import { createLogger } from './logger.js';
 import {
   DATA_HEADER_BYTES,
+  PACE_UNMEASURED,
   PROTOCOL_VERSION,
   SegmentState,
   decode,
@@ -112,14 +113,14 @@ export class PeerSession implements UploadSource {
 
   /**
    * The rate a new request to this peer would get, bytes/s: what the peer says it paces at now
-   * (0: it does not serve), else what we measured from it. And how long its queued uploads will
-   * keep a new request waiting.
+   * (0: it does not serve), else (nothing said, or not measured yet) what we measured from it.
+   * And how long its queued uploads will keep a new request waiting.
    */
   get expectedRate(): { bytesPerS: number; waitMs: number } {
     const advertised = this.advertised;
-    if (!advertised) return { bytesPerS: this.throughputBytesPerS, waitMs: 0 };
-    const bytesPerS = advertised.paceBytesPerS;
-    return { bytesPerS, waitMs: bytesPerS > 0 ? (advertised.backlogBytes / bytesPerS) * 1000 : Infinity };
+    const said = advertised?.paceBytesPerS ?? PACE_UNMEASURED;
+    const bytesPerS = said === PACE_UNMEASURED ? this.throughputBytesPerS : said;
+    return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
   }
 
   get bufferedAmount(): number {
@@ -389,5 +390,5 @@ function replaceAvailability(availability: Map<number, SegmentStateValue>, first
 
 /** Our upload state as pings carry it (32-bit fields); a pace of 0 says we do not serve. */
 function wireUploadState(advertised: { paceBytesPerS: number; backlogBytes: number }, serving: boolean): { paceBytesPerS: number; backlogBytes: number } {
-  return { paceBytesPerS: serving ? Math.min(advertised.paceBytesPerS, 0xffff_ffff) : 0, backlogBytes: Math.min(advertised.backlogBytes, 0xffff_ffff) };
+  return { paceBytesPerS: serving ? Math.min(advertised.paceBytesPerS, PACE_UNMEASURED) : 0, backlogBytes: Math.min(advertised.backlogBytes, 0xffff_ffff) };
 }

@@ -8,7 +8,7 @@
 // oldest first, so that each copy completes as early as possible; none while the viewer's own
 // buffer is low (the engine says when). What SCTP holds unsent is bounded too, so a cancel or a
 // yield takes effect within a fraction of a second.
-import { CHUNK_BYTES } from './peer-protocol.js';
+import { CHUNK_BYTES, PACE_UNMEASURED } from './peer-protocol.js';
 import type { Clock, TimerId } from './types.js';
 
 /** Queueing delay the controller aims for, ms: small next to a segment's download time. */
@@ -152,11 +152,17 @@ export class UploadGovernor {
     return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
   }
 
-  /** What peers are told (ping/pong): the pace a new request would get, and the backlog ahead of it. */
+  /**
+   * What peers are told (ping/pong): the pace a new request would get, and the backlog ahead of
+   * it. In slow start the pace is only where probing has got to, not what the uplink carries: it
+   * is not advertised (PACE_UNMEASURED), or requesters would judge every transfer by a start value
+   * (too slow for a high-bitrate stream's deadline, so never tried, so never raised).
+   */
   get advertised(): { paceBytesPerS: number; backlogBytes: number } {
     let backlogBytes = 0;
     for (const source of this.sources) backlogBytes += source.backlogBytes;
-    return { paceBytesPerS: this.stats.paceBytesPerS, backlogBytes };
+    const { paceBytesPerS } = this.stats;
+    return { paceBytesPerS: this.slowStart && paceBytesPerS > 0 ? PACE_UNMEASURED : paceBytesPerS, backlogBytes };
   }
 
   /**

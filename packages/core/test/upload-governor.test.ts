@@ -2,6 +2,7 @@
 // whole loop (pings, delay samples, pace) over a fake link slower than its start pace.
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
+import { PACE_UNMEASURED } from '../src/peer-protocol.js';
 import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload-governor.js';
 import { peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
@@ -141,6 +142,29 @@ describe('upload governor', () => {
     expect((theirs.bufferedAmount / linkBytesPerS) * 1000).toBeLessThan(500);
     // And the pinger learnt the uploader's pace.
     expect(downloader.expectedRate.bytesPerS).toBeLessThan(linkBytesPerS * 1.3);
+    downloader.close();
+    uploader.close();
+  });
+
+  it('does not advertise its start pace: until its uplink pushes back, requesters judge its rate by what they measured', async () => {
+    const clock = new VirtualClock();
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 10_000_000, latencyMs: 30 });
+    const hooks = (serves: boolean): PeerSessionHooks => ({
+      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {}, onSegment: () => {},
+      segmentSize: () => (serves ? 1_000_000 : undefined),
+      readSegment: () => undefined,
+      uploadEnabled: () => serves,
+      onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
+    });
+    const idleUploader = new UploadGovernor(clock, 0, 32 * 1024);
+    expect(idleUploader.advertised.paceBytesPerS).toBe(PACE_UNMEASURED);
+    const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 32 * 1024), 400_000);
+    const uploader = new PeerSession(theirs, clock, hooks(true), idleUploader, 400_000);
+    downloader.start(false, 0, []);
+    uploader.start(true, 0, [1]);
+    await clock.advance(2000);
+    // The handshake's ping arrived; a 1 MB segment at a 32 KiB/s start pace would take 30 s and never be asked for.
+    expect(downloader.expectedRate).toEqual({ bytesPerS: 400_000, waitMs: 0 });
     downloader.close();
     uploader.close();
   });
