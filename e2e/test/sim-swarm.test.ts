@@ -114,4 +114,13 @@ describe('swarm simulator', () => {
     expect(report.stalls.count).toBe(0);
     expect(report.countersAgree).toBe(true);
   });
+
+  it('shares segments that do not fit the deadline at an uploader\'s start pace (live-low)', async () => {
+    // A 171 kB segment at the governor's 64 KiB/s start pace takes 2.6 s, past live-low's P2P
+    // deadline: requesters must judge an unmeasured uploader by their own measurement, or P2P is
+    // never tried, so the pace never grows (0% here when the start pace was advertised).
+    const report = simRunReport(await runSimulation({ scenario: 'live-low', peers: 6, durationS: 90, network: 'unlimited', seed: 1 }));
+    expect(report.offload!).toBeGreaterThanOrEqual(0.2);
+    expect(report.stalls.count).toBe(0);
+  });
 });
