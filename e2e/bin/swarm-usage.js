@@ -26,7 +26,7 @@ report.json (schema version, Shoal commit, every figure) and report.html.
                       shaped with tc tbf as the simulator's profile of that name
                       (e2e/src/network-profiles.ts; uplinks are multiples of the --level
                       rendition's bitrate, else the top one's). mixed-nonuploading: a quarter
-                      of the viewers do not upload (engine upload off, 128 kbit/s uplink).
+                      of the viewers do not upload (engine upload off, 256 kbit/s uplink).
                       Default: all viewers in one Chromium on loopback, unshaped
   --nat stun|turn     every viewer behind a NAT of its own, coturn started on the test network:
                       stun: cone NATs, STUN offered; turn: symmetric NATs, STUN and TURN

@@ -20,7 +20,7 @@ function createHttpEngine() {
  * p2p-media-loader-hlsjs 2.3.1, configured the way its README shows, against our tracker.
  * Counters come from its core's onChunkDownloaded / onChunkUploaded events.
  */
-async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManifestUrl, settings = {} }) {
+async function createP2pMediaLoaderEngine({ upload, trackers, iceServers, integrityManifestUrl, settings = {} }) {
   const { HlsJsP2PEngine } = await import('p2p-media-loader-hlsjs');
   const counters = { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
   const peerIds = new Set();
@@ -34,6 +34,7 @@ async function createP2pMediaLoaderEngine({ trackers, iceServers, integrityManif
         core: {
           announceTrackers: trackers,
           rtcConfig: { iceServers },
+          ...(upload ? {} : { isP2PUploadDisabled: true }),
           ...settings,
           ...(integrityManifestUrl ? { validateP2PSegment: sha256Validator(integrityManifestUrl) } : {}),
         },
@@ -127,7 +128,7 @@ function countingFragmentLoader(onFragmentBytes) {
 
 // ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
 /** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
-async function createShoalEngine({ trackers, iceServers, integrityManifestUrl }) {
+async function createShoalEngine({ upload, trackers, iceServers, integrityManifestUrl }) {
   const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
@@ -139,7 +140,7 @@ async function createShoalEngine({ trackers, iceServers, integrityManifestUrl })
     Hls,
     hlsConfig: { loader: countingFragmentLoader((bytes) => (fallbackHttpBytes += bytes)) },
     attach(hls) {
-      shoal = attachShoal(hls, { trackers, iceServers, ...(integrityManifestUrl ? { integrityManifestUrl } : {}) });
+      shoal = attachShoal(hls, { trackers, iceServers, upload, ...(integrityManifestUrl ? { integrityManifestUrl } : {}) });
       shoal.on('peer-banned', ({ peerId, reason }) => bans.push({ peerId, reason, atMs: Date.now() }));
     },
     counters() {
@@ -170,7 +171,8 @@ export function fragmentBytes(data) {
 
 /**
  * `engine`: 'http' | 'shoal' | 'p2p-media-loader' | 'p2p-media-loader-peertube' (PeerTube's live
- * settings). A viewer with P2P off always gets 'http'.
+ * settings). A viewer with P2P off always gets 'http'. `options.upload` false: the engine uploads
+ * nothing to peers (Shoal's `upload: false`, p2p-media-loader's `isP2PUploadDisabled`).
  */
 export async function createEngine(engine, options) {
   if (engine === 'http' || !options.p2p) return createHttpEngine();

@@ -1,9 +1,10 @@
 // One swarm viewer: plays a stream with one engine and measures what a viewer experiences.
 // The runner reads `window.swarmViewer.snapshot()`; every figure is measured here, in the page.
-// Query: src, engine, p2p=0|1, trackers (comma-separated), maxBufferLength, liveSyncDurationCount,
-// worker=0|1, level (-1: ABR), iceServers (JSON, default []), integrity (a SHA-256 manifest URL:
-// segments from peers are verified against it by the engine, and every segment handed to hls.js
-// by this page; absent: not verified).
+// Query: src, engine, p2p=0|1, upload=0|1 (0: the engine uploads nothing to peers), trackers
+// (comma-separated), maxBufferLength, liveSyncDurationCount, worker=0|1, level (-1: ABR),
+// iceServers (JSON, default []), integrity (a SHA-256 manifest URL: segments from peers are
+// verified against it by the engine, and every segment handed to hls.js by this page; absent: not
+// verified).
 import { peerConnectionCounts } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
@@ -11,6 +12,7 @@ const params = new URLSearchParams(location.search);
 const numberParam = (name, fallback) => (params.has(name) ? Number(params.get(name)) : fallback);
 const engineName = params.get('engine') ?? 'http';
 const p2p = params.get('p2p') !== '0';
+const upload = params.get('upload') !== '0';
 const trackers = (params.get('trackers') ?? '').split(',').filter(Boolean);
 const iceServers = JSON.parse(params.get('iceServers') ?? '[]');
 const video = document.getElementById('video');
@@ -141,7 +143,7 @@ window.swarmViewer = {
 };
 
 try {
-  engine = await createEngine(engineName, { p2p, trackers, iceServers, integrityManifestUrl: params.get('integrity') || undefined });
+  engine = await createEngine(engineName, { p2p, upload, trackers, iceServers, integrityManifestUrl: params.get('integrity') || undefined });
   const hlsConfig = {
     // Worker off for p2p-media-loader: 2.3.1 hands peers detached (empty) buffers when hls.js
     // transfers segments to its transmuxing worker, so its users run without it.

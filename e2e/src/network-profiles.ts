@@ -37,11 +37,12 @@ export interface NetworkProfile {
 export const HOME_UPLINK_QUEUE_MS = 600;
 
 /**
- * A non-uploading viewer's uplink: its HTTP requests, TCP and SCTP acknowledgements and the peer
- * protocol's small messages (about 3% of what it downloads: a few Mbit/s of download fit), no room
- * to pass segments on. A fixed rate, not a multiple of the stream: it carries no media.
+ * A non-uploading viewer's uplink: its HTTP requests, TCP and SCTP acknowledgements, ICE and DTLS
+ * upkeep and the peer protocol's small messages, with no room to pass segments on. A fixed rate,
+ * not a multiple of the stream: it carries no media. In the browser (4 viewers, 40 s) such a
+ * viewer sent 49 kbit/s on average and filled a 128 kbit/s uplink in a few 5-s windows: twice that.
  */
-export const NON_UPLOADING_UP_BITS_PER_S = 128_000;
+export const NON_UPLOADING_UP_BITS_PER_S = 256_000;
 
 const MBIT = 1_000_000;
 
@@ -85,7 +86,7 @@ export const networkProfiles: Record<string, NetworkProfile> = {
   'mixed-nonuploading': {
     name: 'mixed-nonuploading',
     description:
-      'mixed, and a quarter of the viewers do not upload (cellular, upload-capped: engine upload off, 128 kbit/s uplink for their own requests and acks); the others take mixed\'s uplinks in turn',
+      'mixed, and a quarter of the viewers do not upload (cellular, upload-capped: engine upload off, 256 kbit/s uplink for their own requests and acks); the others take mixed\'s uplinks in turn',
     uplinkMultiples: [0.44, 1.46, 4.39, 14.6],
     downBitsPerS: 20 * MBIT,
     latencyMs: [10, 80],

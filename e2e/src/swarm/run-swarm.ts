@@ -281,11 +281,12 @@ async function runEngine(
     const streamUrl = options.streamUrl ?? `${origin!.url}/${scenario.stream}/master.m3u8`;
     const integrityUrl = origin && options.integrity !== false ? `${origin.url}/${scenario.stream}/segments-sha256.json` : null;
     const trackerUrl = options.trackerUrl ?? tracker!.url;
-    const viewerUrl = (p2p: boolean) => {
+    const viewerUrl = (p2p: boolean, uploads: boolean) => {
       const query = new URLSearchParams({
         src: streamUrl,
         engine,
         p2p: p2p ? '1' : '0',
+        upload: uploads ? '1' : '0',
         trackers: trackerUrl,
         maxBufferLength: String(scenario.maxBufferLength),
         liveSyncDurationCount: String(scenario.liveSyncDurationCount),
@@ -315,8 +316,11 @@ async function runEngine(
       const p2p = engine !== 'http' && !p2pOff.has(index % options.peers);
       const id = `v${index}`;
       try {
-        const browser = stage.kind === 'loopback' ? stage.browser : (slots.get(index) ?? (await prepareSlot(index))).browser;
-        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p), log, ownBrowser: stage.kind === 'shaped' }));
+        const slot = stage.kind === 'loopback' ? null : (slots.get(index) ?? (await prepareSlot(index)));
+        const browser = stage.kind === 'loopback' ? stage.browser : slot!.browser;
+        // A profile's non-uploaders run their engine with upload off (and a narrow uplink).
+        const uploads = slot?.linkRecord.link.uploads ?? true;
+        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p, uploads), log, ownBrowser: stage.kind === 'shaped' }));
       } catch (error) {
         log(`${id}: could not join: ${(error as Error).message}`);
       }
@@ -471,6 +475,7 @@ async function runEngine(
       viewers: viewers.map((viewer) => ({
         id: viewer.id,
         p2p: viewer.p2p,
+        nonUploading: slots.get(viewer.index)?.linkRecord.link.uploads === false,
         joinedAtMs: viewer.joinedAtMs,
         leftAtMs: viewer.leftAtMs,
         endedAtMs: endedAtMs.get(viewer.id) ?? finishedAtMs,
