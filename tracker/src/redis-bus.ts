@@ -8,10 +8,10 @@
 // forgets the other nodes' peers (it can reach none of them), and on reconnection everyone
 // re-syncs.
 
-import { Redis } from 'ioredis';
 import { OutboundBatches, forEachPayload } from './bus-batch.js';
 import type { ClusterBus } from './cluster-membership.js';
 import type { Logger } from './logger.js';
+import { RedisConnection, type Reply } from './redis-connection.js';
 
 export interface RedisBusOptions {
   url: string;
@@ -42,8 +42,8 @@ export class RedisBus implements ClusterBus {
   onConnected: (() => void) | null = null;
   readonly nodeId: string;
   private readonly prefix: string;
-  private readonly publisher: Redis;
-  private readonly subscriber: Redis;
+  private readonly publisher: RedisConnection;
+  private readonly subscriber: RedisConnection;
   private readonly header: Buffer;
   /** Nodes heard from (by message or lease) and not lost since. */
   private readonly known = new Set<string>();
@@ -52,6 +52,8 @@ export class RedisBus implements ClusterBus {
   private readonly leaseTimer: NodeJS.Timeout;
   private publishFailures = 0;
   private closed = false;
+  /** Set by start(): the membership is wired, so (re)connections may be announced. */
+  private started = false;
   /** One PUBLISH per destination per turn of the event loop. */
   private readonly batches = new OutboundBatches((destination, batch) => this.publish(this.channel(destination), batch));
 
@@ -60,23 +62,17 @@ export class RedisBus implements ClusterBus {
     this.prefix = options.prefix ?? 'shoal-tracker';
     const id = Buffer.from(options.nodeId);
     this.header = Buffer.concat([Buffer.of(id.length), id]);
-    const connection = {
-      lazyConnect: true,
-      // Fail fast while Redis is away: a relay that cannot be sent now is worthless later.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      enableAutoPipelining: true,
-      retryStrategy: (attempt: number) => Math.min(200 * attempt, 2000),
-    };
-    this.publisher = new Redis(options.url, { ...connection, connectionName: `shoal-tracker:${options.nodeId}` });
-    this.subscriber = new Redis(options.url, { ...connection, connectionName: `shoal-tracker-sub:${options.nodeId}` });
-    for (const client of [this.publisher, this.subscriber]) {
-      client.on('error', (error: Error) => this.setDown(error.message));
-      client.on('end', () => this.setDown('connection ended'));
-      client.on('close', () => this.setDown('connection closed'));
-      client.on('ready', () => void this.checkUp());
-    }
-    this.subscriber.on('messageBuffer', (_channel: Buffer, message: Buffer) => this.receive(message));
+    const onDown = (reason: string) => this.setDown(reason);
+    const onReady = () => void this.checkUp();
+    this.publisher = new RedisConnection({ url: options.url, name: `shoal-tracker:${options.nodeId}`, onReady, onDown });
+    this.subscriber = new RedisConnection({
+      url: options.url,
+      name: `shoal-tracker-sub:${options.nodeId}`,
+      channels: [this.channel(null), this.channel(this.nodeId)],
+      onMessage: (_channel, message) => this.receive(message),
+      onReady,
+      onDown,
+    });
     const everyMs = Math.max(500, Math.floor((options.leaseSec * 1000) / 3));
     this.leaseTimer = setInterval(() => void this.renewLease(), everyMs);
     this.leaseTimer.unref();
@@ -90,10 +86,9 @@ export class RedisBus implements ClusterBus {
   static async connect(options: RedisBusOptions): Promise<RedisBus> {
     const bus = new RedisBus(options);
     try {
-      await Promise.all([bus.publisher.connect(), bus.subscriber.connect()]);
-      await bus.subscribe();
+      // Each connection subscribes (the subscriber) and retries by itself from now on.
+      await Promise.all([bus.publisher.open(), bus.subscriber.open()]);
       await bus.renewLease();
-      bus.connectedAtStart = true;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       options.logger.warn('Redis unreachable at start: serving this node\'s own peers until it answers', { redis: redactUrl(options.url), error: message });
@@ -104,18 +99,8 @@ export class RedisBus implements ClusterBus {
 
   /** Call once the membership is wired: announces this node (now, or when Redis first answers). */
   start(): void {
-    if (!this.connectedAtStart) return;
-    this.status = { up: true, sinceMs: Date.now(), lastError: null };
-    this.onConnected?.();
-  }
-
-  private connectedAtStart = false;
-  private subscribed = false;
-
-  private async subscribe(): Promise<void> {
-    if (this.subscribed) return;
-    await this.subscriber.subscribe(this.channel(null), this.channel(this.nodeId));
-    this.subscribed = true;
+    this.started = true;
+    void this.checkUp();
   }
 
   get redisStatus(): RedisStatus {
@@ -146,11 +131,11 @@ export class RedisBus implements ClusterBus {
     this.closed = true;
     clearInterval(this.leaseTimer);
     // Give the lease back so the others need not wait for it to expire; QUIT after the last PUBLISH.
-    if (this.publisher.status === 'ready') {
+    if (this.publisher.isReady) {
       void this.publisher
-        .del(this.leaseKey(this.nodeId))
+        .command(['DEL', this.leaseKey(this.nodeId)])
         .catch(() => {})
-        .finally(() => this.publisher.quit().catch(() => this.publisher.disconnect()));
+        .finally(() => this.publisher.quit());
     } else {
       this.publisher.disconnect();
     }
@@ -166,11 +151,11 @@ export class RedisBus implements ClusterBus {
   }
 
   private publish(channel: string, payload: Uint8Array): Promise<void> | undefined {
-    if (this.closed || this.publisher.status !== 'ready') {
+    if (this.closed || !this.publisher.isReady) {
       this.publishFailures++;
       return undefined;
     }
-    return this.publisher.publish(channel, Buffer.concat([this.header, payload])).then(
+    return this.publisher.publish(channel, [this.header, payload]).then(
       () => undefined,
       () => {
         this.publishFailures++;
@@ -201,17 +186,10 @@ export class RedisBus implements ClusterBus {
   }
 
   private async checkUp(): Promise<void> {
-    if (this.closed || this.status.up) return;
-    if (this.publisher.status !== 'ready' || this.subscriber.status !== 'ready') return;
-    // ioredis resubscribes by itself once subscribed; the others may have dropped us, so tell them everything again.
-    try {
-      await this.subscribe();
-    } catch (error) {
-      this.setDown(error instanceof Error ? error.message : String(error));
-      return;
-    }
-    if (this.closed || this.status.up) return;
-    this.options.logger.info('Redis reachable: (re-)syncing with the cluster');
+    if (this.closed || this.status.up || !this.started) return;
+    if (!this.publisher.isReady || !this.subscriber.isReady) return;
+    // The subscriber has subscribed again; the others may have dropped us, so tell them everything again.
+    if (this.status.lastError !== null) this.options.logger.info('Redis reachable: (re-)syncing with the cluster');
     this.status = { up: true, sinceMs: Date.now(), lastError: null };
     await this.renewLease();
     this.onConnected?.();
@@ -226,26 +204,26 @@ export class RedisBus implements ClusterBus {
       this.known.clear();
     }
     try {
-      await this.publisher.set(this.leaseKey(this.nodeId), JSON.stringify(this.options.summary()), 'PX', leaseMs);
-      const keys: string[] = [];
+      await this.publisher.command(['SET', this.leaseKey(this.nodeId), JSON.stringify(this.options.summary()), 'PX', String(leaseMs)]);
+      const keys: Buffer[] = [];
       let cursor = '0';
       do {
-        const [next, batch] = await this.publisher.scan(cursor, 'MATCH', `${this.prefix}:lease:*`, 'COUNT', 1000);
-        cursor = next;
+        const [next, batch] = (await this.publisher.command(['SCAN', cursor, 'MATCH', `${this.prefix}:lease:*`, 'COUNT', '1000'])) as [Buffer, Buffer[]];
+        cursor = next.toString();
         keys.push(...batch);
       } while (cursor !== '0');
-      const values = keys.length > 0 ? await this.publisher.mget(...keys) : [];
+      const values = keys.length > 0 ? ((await this.publisher.command(['MGET', ...keys])) as Reply[]) : [];
       const nodes: ClusterNode[] = [];
       keys.forEach((key, i) => {
         const value = values[i];
-        if (value == null) return;
+        if (!Buffer.isBuffer(value)) return;
         let summary: Record<string, unknown> = {};
         try {
-          summary = JSON.parse(value) as Record<string, unknown>;
+          summary = JSON.parse(value.toString()) as Record<string, unknown>;
         } catch {
           // another program's key under our prefix: list the node without a summary
         }
-        nodes.push({ nodeId: key.slice(`${this.prefix}:lease:`.length), summary });
+        nodes.push({ nodeId: key.toString().slice(`${this.prefix}:lease:`.length), summary });
       });
       this.nodes = nodes;
       const alive = new Set(nodes.map((node) => node.nodeId));

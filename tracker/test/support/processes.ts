@@ -40,9 +40,9 @@ export interface RedisProcess {
 }
 
 /** A throw-away redis-server: no persistence, loopback only. */
-export async function startRedis(port?: number): Promise<RedisProcess> {
+export async function startRedis(port?: number, extraArgs: string[] = []): Promise<RedisProcess> {
   const chosen = port ?? (await freePort());
-  const child = track(spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
