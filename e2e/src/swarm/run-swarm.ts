@@ -2,35 +2,24 @@
 // scenario says, sampling while they play, then the report. Without a network profile: one browser,
 // one context per viewer, all on loopback. With one (--network): one browser per viewer, each in
 // its own network namespace with its link shaped as the profile says (viewer-networks.ts).
-import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
-import { chromiumLaunchOptions } from '../chromium.js';
-import { networkProfile, viewerLink, type NetworkProfile } from '../network-profiles.js';
+import { networkProfile } from '../network-profiles.js';
 import { startOrigin, type Origin } from '../origin.js';
-import { defaultMediaDir, sampleMediaSpec } from '../sample-media.js';
 import { startStaticServer, type StaticServer } from '../static-server.js';
 import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js';
+import { FAULT_WARMUP_S, FaultDriver, faultPhaseS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
+import type { MemoryPoint } from './memory-report.js';
 import type { TimelinePoint } from './metrics.js';
 import { buildSwarmReport, REPORT_SCHEMA_VERSION, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from './report.js';
-import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
-import type { ViewerLinkRecord } from './link-report.js';
-import { startTurnServer, type RTCIceServerLike, type TurnServer } from '../turn-server.js';
-import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type NatKind, type ViewerNamespace } from './viewer-networks.js';
+import { closeStage, hubHost, iceServersOf, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
+import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
-import { FAULT_WARMUP_S, FaultDriver, faultPhaseS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
-import type { MemoryPoint } from './memory-report.js';
 import type { EngineName } from './viewer-snapshot.js';
-
-export type NatMode = 'stun' | 'turn';
-export const natModes: readonly NatMode[] = ['stun', 'turn'];
 
 export interface SwarmOptions {
   scenario: Scenario | string;
@@ -79,65 +68,10 @@ export interface SwarmOptions {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const pagesDir = fileURLToPath(new URL('../../pages', import.meta.url));
-const repoPath = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
-
-/** Directories the viewer page loads its scripts from. */
-export function viewerPageMounts(): Record<string, string> {
-  // p2p-media-loader's packages export only their ESM entry, so find them as installed folders.
-  const packageDir = (name: string) => realpathSync(fileURLToPath(new URL(`../../node_modules/${name}`, import.meta.url)));
-  return {
-    '/': pagesDir,
-    '/lib/hls.js/': join(packageDir('hls.js'), 'dist'),
-    '/lib/p2p-media-loader-core/': join(packageDir('p2p-media-loader-core'), 'dist'),
-    '/lib/p2p-media-loader-hlsjs/': join(packageDir('p2p-media-loader-hlsjs'), 'dist'),
-    '/lib/shoal-hlsjs/': repoPath('packages/hlsjs/dist'),
-    // Real segment bytes for the hostile peers' wrong-bytes answers, without asking the origin.
-    '/media/': defaultMediaDir(),
-  };
-}
-
-export async function launchSwarmBrowser(): Promise<Browser> {
-  const launch = chromiumLaunchOptions();
-  return chromium.launch({ ...launch, args: [...launch.args, '--mute-audio'] });
-}
-
-/** The bitrate a profile's uplink multiples apply to: the pinned rendition's, else the top one's. */
-export function sampleStreamBitrate(level = -1): number {
-  const renditions = sampleMediaSpec.renditions;
-  const rendition = renditions[level >= 0 && level < renditions.length ? level : renditions.length - 1]!;
-  return (rendition.videoKbps + sampleMediaSpec.audioKbps) * 1000;
-}
-
-/** git HEAD of this checkout, "+dirty" with uncommitted changes to tracked files; null outside one. */
-export function shoalCommit(): string | null {
-  const root = repoPath('.');
-  const head = spawnSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
-  if (head.status !== 0) return null;
-  const status = spawnSync('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' });
-  return `${head.stdout.trim()}${status.stdout.trim() ? '+dirty' : ''}`;
-}
-
 const minutes = (ms: number) => {
   const seconds = Math.max(0, Math.round(ms / 1000));
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 };
-
-/** Where the viewers run: one shared browser on loopback, or shaped namespaces of their own. */
-type Stage =
-  | { kind: 'loopback'; browser: Browser }
-  | { kind: 'shaped'; networks: ViewerNetworks; profile: NetworkProfile; bitrateBitsPerS: number; nat: NatMode | null; turn: TurnServer | null };
-
-const natKinds: Record<NatMode, NatKind> = { stun: 'cone', turn: 'symmetric' };
-const natDescriptions: Record<NatMode, string> = {
-  stun: 'every viewer behind a NAT of its own (cone: Linux MASQUERADE keeps a mapping\'s port for every destination); coturn on the test network offered as STUN',
-  turn: 'every viewer behind a symmetric NAT of its own (MASQUERADE --random-fully: a new port per destination); coturn offered as STUN and TURN, only its relay gets through',
-};
-
-function iceServersOf(stage: Stage): RTCIceServerLike[] {
-  if (stage.kind !== 'shaped' || !stage.turn || !stage.nat) return [];
-  return stage.nat === 'turn' ? stage.turn.turnServers() : stage.turn.stunServers();
-}
 
 /** Runs every engine of the comparison and returns (and, with outDir, writes) the report. */
 export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
@@ -155,21 +89,10 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   if (profile && (options.streamUrl || options.trackerUrl)) {
     throw new Error('a network profile needs the run\'s own origin and tracker (on the viewers\' test network): drop --stream/--tracker');
   }
-  let stage: Stage | undefined;
+  let stage: Stage | null = null;
   let pages: StaticServer | undefined;
   try {
-    if (profile) {
-      const bitrateBitsPerS = sampleStreamBitrate(options.level);
-      const networks = await ViewerNetworks.create({ log });
-      stage = { kind: 'shaped', networks, profile, bitrateBitsPerS, nat: options.nat ?? null, turn: null };
-      log(`network ${profile.name}: ${profile.description}; uplink multiples of ${bitrateBitsPerS / 1000} kbit/s`);
-      if (options.nat) {
-        stage.turn = await startTurnServer({ host: networks.hubAddress, allowedPeerRange: '198.18.0.0-198.19.255.255', loopbackPeers: false });
-        log(`NAT ${options.nat}: ${natDescriptions[options.nat]}; coturn on ${stage.turn.host}:${stage.turn.port}`);
-      }
-    } else {
-      stage = { kind: 'loopback', browser: await launchSwarmBrowser() };
-    }
+    stage = await openStage(profile, options.level, options.nat ?? null, log);
     pages = await startStaticServer({ mounts: viewerPageMounts(), host: hubHost(stage) });
     const runs: RunReport[] = [];
     const comparisonStartMs = Date.now();
@@ -229,11 +152,7 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
     return report;
   } finally {
     await pages?.close();
-    if (stage?.kind === 'loopback') await stage.browser.close().catch(() => {});
-    if (stage?.kind === 'shaped') {
-      await stage.turn?.close();
-      await stage.networks.destroy();
-    }
+    await closeStage(stage);
   }
 }
 
@@ -243,19 +162,6 @@ export function faultsDurationS(scenario: Scenario, options: Pick<SwarmOptions, 
   if (faults.length === 0) return 0;
   const lastJoinS = (joinOffsetsMs(scenario, options.peers, options.durationS).at(-1) ?? 0) / 1000;
   return lastJoinS + FAULT_WARMUP_S + faults.reduce((sum, fault) => sum + faultPhaseS(fault, options.faults!), 0) + 5;
-}
-
-const hubHost = (stage: Stage) => (stage.kind === 'shaped' ? stage.networks.hubAddress : undefined);
-
-/** The tracker's own /stats.json totals: proof that the engine's peers met through it. */
-async function readTrackerStats(httpUrl: string): Promise<Record<string, unknown> | null> {
-  try {
-    const response = await fetch(`${httpUrl}/stats.json`, { signal: AbortSignal.timeout(3_000) });
-    const stats = (await response.json()) as { peers?: unknown; swarms?: unknown; totals?: unknown };
-    return { peers: stats.peers, swarms: stats.swarms, totals: stats.totals };
-  } catch {
-    return null;
-  }
 }
 
 async function runEngine(
@@ -273,7 +179,7 @@ async function runEngine(
   const hostilePages: HostileSession[] = [];
   const endedAtMs = new Map<string, number>();
   // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
-  const slots = new Map<number, { namespace: ViewerNamespace; browser: Browser; linkRecord: ViewerLinkRecord }>();
+  const slots = stage.kind === 'shaped' ? new ViewerSlots(stage, pages.url) : null;
   try {
     const host = hubHost(stage);
     if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize, host });
@@ -298,25 +204,11 @@ async function runEngine(
     };
     const p2pOff = p2pOffViewers(scenario, options.peers);
     let startedAtMs = Date.now();
-    const prepareSlot = async (index: number) => {
-      if (stage.kind !== 'shaped') throw new Error('no namespaces without a network profile');
-      const link = viewerLink(stage.profile, index, stage.bitrateBitsPerS);
-      const namespace = await stage.networks.add(link, stage.nat ? natKinds[stage.nat] : 'none');
-      // The pages come from the hub's address, not loopback: without this the page is no secure
-      // context, and has no crypto.subtle to verify segments with.
-      const browser = await stage.networks.launchBrowser(namespace, { args: ['--mute-audio', `--unsafely-treat-insecure-origin-as-secure=${pages.url}`] });
-      const [counters] = stage.networks.counters().slice(namespace.index);
-      const tS = Math.max(0, (Date.now() - startedAtMs) / 1000);
-      const linkRecord: ViewerLinkRecord = { id: `v${index}`, address: namespace.address, link, samples: [{ tS, upBytes: counters?.upBytes ?? 0, downBytes: counters?.downBytes ?? 0 }] };
-      const slot = { namespace, browser, linkRecord };
-      slots.set(index, slot);
-      return slot;
-    };
     const join = async (index: number) => {
       const p2p = engine !== 'http' && !p2pOff.has(index % options.peers);
       const id = `v${index}`;
       try {
-        const slot = stage.kind === 'loopback' ? null : (slots.get(index) ?? (await prepareSlot(index)));
+        const slot = slots ? await slots.slot(index) : null;
         const browser = stage.kind === 'loopback' ? stage.browser : slot!.browser;
         // A profile's non-uploaders run their engine with upload off (and a narrow uplink).
         const uploads = slot?.linkRecord.link.uploads ?? true;
@@ -325,17 +217,13 @@ async function runEngine(
         log(`${id}: could not join: ${(error as Error).message}`);
       }
     };
-    if (stage.kind === 'shaped') {
+    if (slots) {
       // Chromium takes a second or more to start on a busy machine: start them all before the
       // clock, so that the joins keep the scenario's schedule.
       log(`  starting ${options.peers} browsers, each in its own network namespace`);
-      for (let index = 0; index < options.peers && !options.signal?.aborted; index += 1) await prepareSlot(index);
+      for (let index = 0; index < options.peers && !options.signal?.aborted; index += 1) await slots.slot(index);
       startedAtMs = Date.now();
-      const counters = stage.networks.counters();
-      for (const slot of slots.values()) {
-        const counted = counters[slot.namespace.index]!;
-        slot.linkRecord.samples = [{ tS: 0, upBytes: counted.upBytes, downBytes: counted.downBytes }];
-      }
+      slots.start(startedAtMs);
     }
 
     const endAtMs = startedAtMs + options.durationS * 1000;
@@ -371,7 +259,7 @@ async function runEngine(
         return typeof stats?.peers === 'number' ? stats.peers : null;
       },
       async openHostile(behaviour) {
-        const browser = stage.kind === 'loopback' ? stage.browser : (await prepareSlot(1000 + hostilePages.length)).browser;
+        const browser = stage.kind === 'loopback' ? stage.browser : (await slots!.slot(1000 + hostilePages.length)).browser;
         const query = new URLSearchParams({ src: streamUrl, trackers: trackerUrl, iceServers: JSON.stringify(iceServersOf(stage)), behaviour });
         const context = await browser.newContext({ permissions: ['camera', 'microphone'] });
         const page = await context.newPage();
@@ -403,19 +291,8 @@ async function runEngine(
       const originBytes = origin ? origin.stats().segments.bytes : clientHttp;
       return { delivered, originBytes };
     };
-    const sampleLinks = () => {
-      if (stage.kind !== 'shaped') return;
-      const counters = stage.networks.counters();
-      const tS = Math.round((Date.now() - startedAtMs) / 100) / 10;
-      for (const [index, slot] of slots) {
-        const viewer = viewers.find((candidate) => candidate.index === index);
-        if (viewer?.leftAtMs != null) continue; // it left: its link is idle from then on
-        const counted = counters[slot.namespace.index]!;
-        slot.linkRecord.samples.push({ tS, upBytes: counted.upBytes, downBytes: counted.downBytes });
-      }
-    };
     const recordSample = async () => {
-      sampleLinks();
+      slots?.sample((index) => viewers.find((viewer) => viewer.index === index)?.leftAtMs != null);
       const { delivered, originBytes } = await sampleAll();
       const tS = Math.round((Date.now() - startedAtMs) / 100) / 10;
       for (const viewer of viewers) {
@@ -475,7 +352,7 @@ async function runEngine(
       viewers: viewers.map((viewer) => ({
         id: viewer.id,
         p2p: viewer.p2p,
-        nonUploading: slots.get(viewer.index)?.linkRecord.link.uploads === false,
+        nonUploading: slots?.get(viewer.index)?.linkRecord.link.uploads === false,
         joinedAtMs: viewer.joinedAtMs,
         leftAtMs: viewer.leftAtMs,
         endedAtMs: endedAtMs.get(viewer.id) ?? finishedAtMs,
@@ -487,29 +364,12 @@ async function runEngine(
       integrity: engine === 'http' ? null : integrityUrl !== null,
       faults,
       memory,
-      network:
-        stage.kind === 'shaped'
-          ? {
-              profile: stage.profile.name,
-              description: stage.profile.description,
-              bitrateBitsPerS: stage.bitrateBitsPerS,
-              uplinkQueueMs: stage.profile.uplinkQueueMs,
-              downlinkQueueMs: DOWNLINK_QUEUE_MS,
-              latencyModel: LATENCY_MODEL,
-              nat: stage.nat ? natDescriptions[stage.nat] : null,
-              viewers: [...slots.values()].map((slot) => slot.linkRecord),
-            }
-          : null,
+      network: slots?.record() ?? null,
     };
   } finally {
     await Promise.all(viewers.map((viewer) => viewer.close()));
     await Promise.all(hostilePages.map((hostile) => hostile.close()));
-    if (stage.kind === 'shaped') {
-      for (const slot of slots.values()) {
-        await slot.browser.close().catch(() => {});
-        await stage.networks.remove(slot.namespace);
-      }
-    }
+    await slots?.close();
     await tracker?.close();
     await origin?.close();
   }
