@@ -17,7 +17,7 @@ test('a viewer namespace on the realistic profile gets its 2 Mbit/s down and 0.4
   let server: Server | undefined;
   try {
     const [{ namespace, browser }] = shaped.viewers as [(typeof shaped.viewers)[0]];
-    expect(namespace.link).toEqual({ upBitsPerS: 300_960, downBitsPerS: 2_000_000, uplinkQueueMs: 600 });
+    expect(namespace.link).toEqual({ upBitsPerS: 300_960, downBitsPerS: 2_000_000, uplinkQueueMs: 600, uploads: true });
     // A hub-side server: GET sends 600 kB, POST reads the whole body before answering.
     server = createServer((request, response) => {
       response.setHeader('access-control-allow-origin', '*');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeNetwork, summarizeViewerLink, type NetworkRecord } from '../src/swarm/link-report.js';
 
-const link = { upBitsPerS: 300_000, downBitsPerS: 2_000_000, uplinkQueueMs: 600 };
+const link = { upBitsPerS: 300_000, downBitsPerS: 2_000_000, uplinkQueueMs: 600, uploads: true };
 
 describe('shaped link report', () => {
   it('gives each direction its mean, busiest window against the cap, and the time the link was full', () => {
