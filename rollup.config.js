@@ -2,10 +2,12 @@
 // self-contained minified ESM file per package for pages without a build step (hls.js stays
 // external there: pages load it once, beside Shoal). Node packages (tracker, e2e) build with tsc.
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import commonjs from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import dts from 'rollup-plugin-dts';
-import esbuild from 'rollup-plugin-esbuild';
+import esbuild, { minify } from 'rollup-plugin-esbuild';
+import { internalPropertyPattern } from './scripts/internal-properties.mjs';
 
 const packages = [
   { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts', testing: 'src/testing.ts' } },
@@ -31,6 +33,26 @@ const onwarn = (warning, warn) => {
   warn(warning);
 };
 const input = (pkg) => Object.fromEntries(Object.entries(pkg.entries).map(([name, path]) => [name, `${pkg.dir}/${path}`]));
+
+/**
+ * esbuild's minifier over the whole chunk (so that each internal property gets one short name
+ * everywhere), shortening the names scripts/internal-properties.mjs finds. They are read when the
+ * chunk renders: the packages' types, built by the configs before this one, must exist by then.
+ */
+function minifyWithInternalNames() {
+  return {
+    name: 'shoal-minify-internal-names',
+    renderChunk(...args) {
+      return minify({ target: 'es2020', mangleProps: internalPropertyPattern() }).renderChunk.apply(this, args);
+    },
+  };
+}
+
+/** @shoal/core from its source (not its es2020 dist), for the same reason. */
+function coreFromSource() {
+  const entries = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
+  return { name: 'shoal-core-from-source', resolveId: (id) => (entries[id] ? fileURLToPath(new URL(entries[id], import.meta.url)) : null) };
+}
 
 const configs = [];
 for (const pkg of packages) {
@@ -62,9 +84,12 @@ for (const pkg of packages) {
       external: ['hls.js'],
       onwarn,
       plugins: [
+        coreFromSource(),
         nodeResolve({ browser: true, preferBuiltins: false, extensions: ['.ts', '.js', '.mjs'] }),
         commonjs(),
-        esbuild({ target: 'es2020', minify: true, tsconfig: `${pkg.dir}/tsconfig.json`, define: { 'process.env.NODE_ENV': '"production"' } }),
+        // Class fields stay fields until the minifier has renamed them (lowered, they become strings).
+        esbuild({ target: 'es2022', tsconfig: `${pkg.dir}/tsconfig.json`, define: { 'process.env.NODE_ENV': '"production"' } }),
+        minifyWithInternalNames(),
       ],
       output: { file: `${pkg.dir}/dist/${pkg.browserBundle}`, format: 'es', sourcemap: true },
     });

@@ -1,0 +1,42 @@
+// The property names the browser bundle may shorten (esbuild `mangleProps`): names our own source
+// uses as properties that appear nowhere a foreign piece of code could read or write them. A name
+// is foreign, and kept, when it appears in a published type of @shoal/core or @shoal/hlsjs (what
+// users pass in and read back), in hls.js's types (its loader and event contract), in the DOM or
+// ECMAScript library types, in the tracker's source (the WebTorrent protocol's JSON keys), or in a
+// string literal of ours (`'x' in y`, `y['x']`). Private fields, the planner's snapshot shapes and
+// the rooms' internal interfaces are what is left: they cost bytes in every bundle and mean nothing
+// outside it. Run after @shoal/core and @shoal/hlsjs's types are built.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const read = (path) => readFileSync(join(root, path), 'utf8');
+const sources = (dir) =>
+  readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) return name === 'testing' ? [] : sources(path);
+    return /\.(ts|mjs|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
+
+export function internalPropertyNames() {
+  const ours = [...sources('packages/core/src'), ...sources('packages/hlsjs/src')].map(read).join('\n');
+  const typeFiles = [
+    ...readdirSync(join(root, 'packages/core/dist')).filter((name) => name.endsWith('.d.ts') && name !== 'testing.d.ts').map((name) => `packages/core/dist/${name}`),
+    'packages/hlsjs/dist/index.d.ts',
+    'packages/hlsjs/node_modules/hls.js/dist/hls.d.ts',
+    ...readdirSync(join(root, 'node_modules/typescript/lib')).filter((name) => /^lib\.(dom|es5|es20\d\d[\w.]*)\.d\.ts$/.test(name)).map((name) => `node_modules/typescript/lib/${name}`),
+  ];
+  for (const file of typeFiles) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
+  const foreign = words([...typeFiles.map(read), ...sources('tracker/src').map(read)].join('\n'));
+  const quoted = new Set([...ours.matchAll(/['"`]([A-Za-z_$][\w$]*)['"`]/g)].map((match) => match[1]));
+  const used = new Set([
+    ...[...ours.matchAll(/\.([A-Za-z_$][\w$]*)/g)].map((match) => match[1]),
+    ...[...ours.matchAll(/^\s*(?:(?:readonly|private|protected|public|static)\s+)*([A-Za-z_$][\w$]*)\??[:(]/gm)].map((match) => match[1]),
+  ]);
+  return [...used].filter((name) => name.length > 2 && !foreign.has(name) && !quoted.has(name)).sort();
+}
+
+/** The names as one anchored pattern for esbuild's `mangleProps`. */
+export const internalPropertyPattern = () => new RegExp(`^(?:${internalPropertyNames().join('|')})$`);
