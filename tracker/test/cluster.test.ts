@@ -1,6 +1,7 @@
 // Several tracker nodes acting as one: `--workers 2` (threads of one process) and three nodes on a
 // real redis-server. Counts cover the whole cluster with each peer once, offers cross nodes, a
-// killed node's peers are forgotten within its lease, and a node without Redis keeps serving
+// killed node's peers are forgotten within its lease (and its clients, reconnected to another node,
+// meet their peers there again), and a node without Redis keeps serving
 // its own peers and says so in /health.
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -86,19 +87,37 @@ describe('a cluster of three nodes on Redis', () => {
     await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/stats.json'))).peers, { timeout: 8000, interval: 200 }).toBe(4);
     await expect.poll(async () => (await getJson(httpUrl(cluster.urls[1]!, '/stats.json'))).cluster.nodes, { timeout: 3000, interval: 200 }).toBe(2);
 
+    // One of its clients reconnects to node 0 and announces again: its offers reach its peers on
+    // node 1, and their answer comes back across the nodes.
+    const hash = binaryId('nodes');
+    const returning = await WsPeer.connect(cluster.urls[0]!);
+    const returningOffers = [0, 1, 2, 3].map((k) => ({ offer: sdp('offer', `again-${k}`), offer_id: binaryId(`again-o${k}`) }));
+    returning.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('nodes-p2'), left: 1, numwant: 4, offers: returningOffers });
+    expect(await returning.next(isResponse)).toMatchObject({ incomplete: 5 });
+    const fromReturning = (m: Message) => isOffer(m) && m.peer_id === binaryId('nodes-p2');
+    const onNode1 = [peers[1]!, peers[4]!];
+    await expect.poll(() => onNode1.filter((peer) => peer.received.some(fromReturning)).length, { timeout: 3000 }).toBeGreaterThanOrEqual(1);
+    const answering = onNode1.find((peer) => peer.received.some(fromReturning))!;
+    const answeringId = binaryId(answering === peers[1] ? 'nodes-p1' : 'nodes-p4');
+    const offer = await answering.next(fromReturning);
+    answering.send({ action: 'announce', info_hash: hash, peer_id: answeringId, to_peer_id: binaryId('nodes-p2'), offer_id: offer.offer_id, answer: sdp('answer', 'again') });
+    expect(await returning.next((m) => m.answer !== undefined)).toMatchObject({ offer_id: offer.offer_id, peer_id: answeringId });
+    returning.close();
+    await expect.poll(async () => (await getJson(httpUrl(cluster.urls[1]!, '/stats.json'))).peers, { timeout: 3000, interval: 100 }).toBe(4);
+
     // Redis goes away: each node says so and keeps serving its own peers.
     await stopProcess(cluster.redis.child, 'SIGKILL');
     await expect.poll(async () => (await getJson(httpUrl(cluster.urls[0]!, '/health'))).status, { timeout: 5000, interval: 100 }).toBe('degraded');
     const health = await fetch(httpUrl(cluster.urls[0]!, '/health'));
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'degraded', redis: 'down' });
-    const hash = binaryId('alone');
+    const aloneHash = binaryId('alone');
     const a = await WsPeer.connect(cluster.urls[0]!);
     const b = await WsPeer.connect(cluster.urls[0]!);
     cleanups.push(() => a.close(), () => b.close());
-    a.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alone-a'), left: 1, offers: [] });
+    a.send({ action: 'announce', event: 'started', info_hash: aloneHash, peer_id: binaryId('alone-a'), left: 1, offers: [] });
     await a.next(isResponse);
-    b.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alone-b'), left: 1, numwant: 1, offers: [{ offer: sdp('offer', 'x'), offer_id: binaryId('alone-o') }] });
+    b.send({ action: 'announce', event: 'started', info_hash: aloneHash, peer_id: binaryId('alone-b'), left: 1, numwant: 1, offers: [{ offer: sdp('offer', 'x'), offer_id: binaryId('alone-o') }] });
     expect(await b.next(isResponse)).toMatchObject({ incomplete: 2 });
     expect(await a.next(isOffer)).toMatchObject({ peer_id: binaryId('alone-b') });
     // After a lease without Redis the other node's peers are gone from this node's view.
