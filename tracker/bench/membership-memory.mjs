@@ -1,7 +1,8 @@
-// Heap a node spends on each peer held by another node (its stand-in and swarm entry), measured
-// with garbage collected: what a cluster node or worker thread pays per peer of the others, beside
-// the RSS per peer of `bench:tracker --modes idle` (which includes the sockets and uncollected
-// garbage). Needs a build (tracker/dist).
+// What replicating swarm membership costs a node for each peer held by another node: heap (its
+// stand-in and swarm entry, measured with garbage collected), beside the RSS per peer of
+// `bench:tracker --modes idle` (which includes the sockets and uncollected garbage); and CPU per
+// membership change applied (a JOIN, then a LEAVE, as other nodes send them; every node applies
+// every other node's changes). Needs a build (tracker/dist).
 //
 //   node --expose-gc tracker/bench/membership-memory.mjs [peers, default 100000] [swarms, default 50]
 
@@ -17,9 +18,9 @@ new ClusterMembership(registry, bus, () => undefined);
 
 const id = (prefix, n) => (prefix + n.toString(36)).padEnd(20, '\u00b7').slice(0, 20);
 /** A JOIN as another node sends it (see cluster-membership.ts): type, connection id, complete, info_hash, peer_id. */
-const join = (connectionId, infoHash, peerId) => {
+const entry = (type, connectionId, infoHash, peerId) => {
   const payload = new Uint8Array(46);
-  payload[0] = 1;
+  payload[0] = type;
   new DataView(payload.buffer).setUint32(1, connectionId);
   for (let i = 0; i < 20; i++) {
     payload[6 + i] = infoHash.charCodeAt(i);
@@ -28,9 +29,32 @@ const join = (connectionId, infoHash, peerId) => {
   return payload;
 };
 
+const JOIN = 1;
+const LEAVE = 2;
+const cpuUs = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+/** Every peer's JOIN or LEAVE, as the bus delivers them (building each message is timed too: ~0.2 µs). */
+const applyAll = (type) => {
+  const started = cpuUs();
+  for (let i = 0; i < peers; i++) bus.onMessage(`node-${i % 3}`, entry(type, i, id('swarm-', i % swarms), id('peer-', i)));
+  return (cpuUs() - started) / peers;
+};
+
 gc();
 const before = process.memoryUsage().heapUsed;
-for (let i = 0; i < peers; i++) bus.onMessage(`node-${i % 3}`, join(i, id('swarm-', i % swarms), id('peer-', i)));
+const joinUs = applyAll(JOIN);
 gc();
 const after = process.memoryUsage().heapUsed;
-console.log(JSON.stringify({ remotePeers: registry.counts().peers, swarms: registry.counts().swarms, heapBytesPerRemotePeer: Math.round((after - before) / peers), node: process.version }));
+const counts = registry.counts();
+const leaveUs = applyAll(LEAVE);
+console.log(JSON.stringify({
+  remotePeers: counts.peers,
+  swarms: counts.swarms,
+  heapBytesPerRemotePeer: Math.round((after - before) / peers),
+  cpuUsPerJoinApplied: Math.round(joinUs * 100) / 100,
+  cpuUsPerLeaveApplied: Math.round(leaveUs * 100) / 100,
+  peersLeft: registry.counts().peers,
+  node: process.version,
+}));
