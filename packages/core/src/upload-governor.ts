@@ -128,8 +128,12 @@ export class UploadGovernor {
   private paceLimited = false;
   /** Until the uplink first pushes back (delay over target, or channels full), the pace doubles every second it is used. */
   private slowStart = true;
-  /** What the channels actually took, over windows of a second or more: payload bytes handed to them since `windowStartMs`, and whether they were full. */
-  private window = { startMs: 0, bytes: 0, channelsFull: false };
+  /**
+   * What the channels actually took, over windows of a second or more: payload bytes handed to
+   * them, whether they were full, and whether uploads sat idle (out of data, or yielding: then
+   * the bytes say how much there was to send, not what the channels can take).
+   */
+  private window = { startMs: 0, bytes: 0, channelsFull: false, idle: true };
   private yielding = false;
   private timer: TimerId | undefined;
   /** When data was last sent, over any source. */
@@ -179,7 +183,8 @@ export class UploadGovernor {
   setYielding(yielding: boolean): void {
     if (yielding === this.yielding) return;
     this.yielding = yielding;
-    if (!yielding) this.pump();
+    if (yielding) this.window.idle = true;
+    else this.pump();
   }
 
   /**
@@ -206,11 +211,14 @@ export class UploadGovernor {
     this.pace = nextPace(this.pace, this.queueDelayMs, now - this.controlledMs, this.paceLimited, this.capBytesPerS, this.slowStart);
     const windowMs = now - this.window.startMs;
     if (windowMs >= 1000) {
-      // Channels that stayed full took less than the pace: the pace is what they carried, not
-      // what we would like them to (else peers are told a rate nobody gets).
-      if (this.window.channelsFull) this.slowStart = false;
-      if (this.window.channelsFull) this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, (this.window.bytes / windowMs) * 1000 * 1.1));
-      this.window = { startMs: now, bytes: 0, channelsFull: false };
+      // Channels that filled up while there was always more to send took less than the pace: the
+      // pace is what they carried, not what we would like them to (else peers are told a rate
+      // nobody gets).
+      if (this.window.channelsFull && !this.window.idle) {
+        this.slowStart = false;
+        this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, (this.window.bytes / windowMs) * 1000 * 1.1));
+      }
+      this.window = { startMs: now, bytes: 0, channelsFull: false, idle: !this.pending() };
     }
     this.controlledMs = now;
     this.paceLimited = false;
@@ -231,8 +239,16 @@ export class UploadGovernor {
   private restartIfIdle(): void {
     const now = this.clock.now();
     if (now - this.lastSentMs < IDLE_RESTART_MS || this.pace >= this.initialPaceBytesPerS) return;
+    // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
+    if (this.pending()) return;
     this.pace = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
     this.slowStart = true;
+  }
+
+  /** Some upload has data to send. */
+  private pending(): boolean {
+    for (const source of this.sources) if (source.oldestUploadMs !== undefined) return true;
+    return false;
   }
 
   /** Sends what the pace allows now, oldest request first; sets a timer for the rest. */
@@ -252,7 +268,10 @@ export class UploadGovernor {
         const since = source.oldestUploadMs;
         if (since !== undefined && (!next || since < next.oldestUploadMs!)) next = source;
       }
-      if (!next) return;
+      if (!next) {
+        this.window.idle = true;
+        return;
+      }
       if (unsent >= sendBufferBytes) {
         // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
         this.window.channelsFull = true;

@@ -88,6 +88,36 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it('caps its pace at what full channels carried only while there was always more to send', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 64 * 1024);
+    const samples = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        governor.delaySample('a', 1000); // no queue
+        await clock.advance(400);
+      }
+    };
+    await samples(3);
+    // A small upload whose channel reports full once, then nothing more to send for seconds: the
+    // few bytes say how much there was, not what the uplink carries.
+    const small = new Source(clock, 0, 3000);
+    small.bufferedAmount = 20_000;
+    governor.add(small);
+    governor.pump();
+    small.bufferedAmount = 0;
+    await samples(8);
+    expect(small.backlogBytes).toBe(0);
+    expect(governor.stats.paceBytesPerS).toBeGreaterThanOrEqual(64 * 1024);
+    // Channels full while more waits: the pace falls to about what they took.
+    const big = new Source(clock, 1, 10_000_000);
+    big.bufferedAmount = 20_000;
+    governor.add(big);
+    governor.pump();
+    await samples(8);
+    expect(governor.stats.paceBytesPerS).toBeLessThan(10 * 1024);
+    governor.destroy();
+  });
+
   it('reads its queue from the median of its peers\' delays, which one lying peer cannot pull down', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 100_000);
