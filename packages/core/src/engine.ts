@@ -98,7 +98,9 @@ export class ShoalEngine {
     const wasRegistered = stream.registered;
     const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
     if (stream.isLive && wasRegistered) {
-      stream.seeding.elect(fresh, this.signaling?.localPeerId, [...stream.pool.peers.keys()], stream.pool.swarmSize, this.clock.now());
+      // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds).
+      const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads).map((peer) => peer.id);
+      stream.seeding.elect(fresh, this.signaling?.localPeerId, uploaders, stream.pool.swarmSize, this.clock.now());
     }
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);

@@ -34,7 +34,7 @@ interface SeedingRun {
  * new segment at once (a forward buffer longer than the latency, like the demo's hls.js), playing
  * `behind` segments behind the edge.
  */
-async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20, reportSwarmSize = false): Promise<SeedingRun> {
+async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20, reportSwarmSize = false, uploadsOff = (_viewer: number) => false): Promise<SeedingRun> {
   const prng = new Prng(seed);
   const rand = () => prng.next();
   const clock = new VirtualClock();
@@ -51,7 +51,7 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
   const behind = 5;
   const viewers = Array.from({ length: peers }, (_, i) => {
     const signaling = new ManualSignaling(peerId(i + 1));
-    const engine = new ShoalEngine({ latencyMode: 'normal', ...UNPACED, ...options }, { clock, http: origin, signaling });
+    const engine = new ShoalEngine({ latencyMode: 'normal', ...UNPACED, ...options, ...(uploadsOff(i) ? { upload: false } : {}) }, { clock, http: origin, signaling });
     engines.push(engine);
     return { engine, signaling, phaseMs: Math.floor((rand() * phaseSpreadMs) / 100) * 100, known: -1, next: undefined as number | undefined, late: 0 };
   });
@@ -152,5 +152,14 @@ describe('live-edge seeding with partial views', () => {
       expect(run.late).toBe(0);
       expect(run.meanFetches).toBeLessThanOrEqual(1.2);
     }
+  });
+
+  it('elects only neighbours that upload: a third of the viewers with upload off leave origin fetches per segment near 1', async () => {
+    // A non-uploading neighbour that won a neighbourhood's election would fetch for nobody, and its
+    // neighbours would all wait for the origin until their deadlines.
+    const run = await measureSeeding(18, 6, {}, 2000, 1, 20, true, (viewer) => viewer % 3 === 0);
+    console.log(`seeding, 18 peers, a third not uploading: ${run.meanFetches.toFixed(2)} origin fetches per segment [${run.fetchesPerSegment.join(' ')}], late loads ${run.late}`);
+    expect(run.late).toBe(0);
+    expect(run.meanFetches).toBeLessThanOrEqual(1.5);
   });
 });
