@@ -4,9 +4,10 @@
 // with tc tbf: the uplink on the viewer's end of the veth (its own egress), the downlink on the
 // hub's end. Everything a viewer sends or receives, HTTP and WebRTC alike, crosses that one link.
 //
-// Latency: none is added (tc netem is not available in these kernels); a link's only delay is
-// the queueing in its tbf buffer, which on the uplink is the home router's (profile uplinkQueueMs,
-// 600 ms: the simulator's model of it).
+// Latency: none is added (tc netem is not available in these kernels; README, "Latency in browser
+// swarms", says what else was tried and why none fits); a link's only delay is the queueing in its
+// tbf buffer, which on the uplink is the home router's (profile uplinkQueueMs, 600 ms: the
+// simulator's model of it).
 //
 // NAT: a viewer may sit behind a home router of its own (a second namespace that masquerades the
 // viewer's 100.64.x.x LAN behind the address on the test network): 'cone' keeps a mapping's port
