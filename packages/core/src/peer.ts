@@ -23,8 +23,27 @@ const log = createLogger('shoal:core:peer');
 
 /** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
 const MIN_RATE_SAMPLE_MS = 250;
-/** Requests a peer may queue with us before it gets `busy`. */
-const MAX_QUEUED_UPLOADS = 4;
+/**
+ * Requests a peer may queue with us before it gets `busy`. Our own sessions never ask one peer for
+ * more than one segment at a time; a peer that floods requests gets one upload at a time, served
+ * oldest first among everyone's, so no more than its share of our uplink.
+ */
+const MAX_QUEUED_UPLOADS = 1;
+/**
+ * Segments a peer may announce at once (twice the availability map's 4096). Peers say `none` on
+ * eviction, so an honest map stays near its store's size; one that only grows is a flood.
+ */
+const MAX_ANNOUNCED_SEGMENTS = 8192;
+/**
+ * A transfer from this peer that we cancelled while it delivered next to nothing (below
+ * STALLED_BYTES_PER_S) though it said no upload was queued ahead of ours, or that it refused as
+ * `absent` after announcing the segment: we leave the peer alone for 1 s, doubling with every such
+ * failure in a row up to a minute, until it completes a transfer. Silent, trickling and lying peers
+ * are starved this way; an honest peer that is slow, or busy serving others, is not held back.
+ */
+const FAILURE_BACKOFF_MS = 1000;
+const MAX_FAILURE_BACKOFF_MS = 60_000;
+const STALLED_BYTES_PER_S = 2048;
 /**
  * While we upload (and for as long again after), pings measure our uplink's queueing delay and
  * tell every peer our upload state, this often. Otherwise only the handshake's ping does: an idle
@@ -82,8 +101,10 @@ export class PeerSession implements UploadSource {
   handshaken = false;
   /** Download rate from this peer, bytes/s: an average over finished transfers. */
   throughputBytesPerS: number;
-  /** The peer said busy: do not ask it again before this time. */
+  /** The peer said busy, or failed us (see FAILURE_BACKOFF_MS): do not ask it again before this time. */
   busyUntilMs = 0;
+  /** Transfers it failed in a row. */
+  private failures = 0;
   /** The peer's upload state from its last ping or pong: the pace a new request gets, and the bytes queued ahead of it. */
   private advertised: { paceBytesPerS: number; backlogBytes: number; atMs: number } | undefined;
   private readonly availability = new Map<number, SegmentStateValue>();
@@ -189,6 +210,9 @@ export class PeerSession implements UploadSource {
     // before `done`, keeps its assumed start rate and is picked first again and again.
     const elapsedMs = this.clock.now() - download.startedMs;
     if (elapsedMs >= MIN_RATE_SAMPLE_MS) this.throughputBytesPerS = blendRate(this.throughputBytesPerS, download.receivedBytes, elapsedMs);
+    // Next to nothing arrived though the peer said nothing was queued ahead of us: silent or trickling.
+    const idle = (this.advertised?.backlogBytes ?? 0) === 0;
+    if (idle && elapsedMs >= MIN_RATE_SAMPLE_MS && (download.receivedBytes / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
     this.cancelled.add(download.sequence);
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
     this.send({ type: 'cancel', sequence: download.sequence });
@@ -199,6 +223,12 @@ export class PeerSession implements UploadSource {
     if (this.closed) return;
     this.transport.close();
     this.handleClose(reason ?? 'closed locally');
+  }
+
+  private failed(): void {
+    const backoffMs = Math.min(MAX_FAILURE_BACKOFF_MS, FAILURE_BACKOFF_MS * 2 ** this.failures);
+    this.failures += 1;
+    this.busyUntilMs = Math.max(this.busyUntilMs, this.clock.now() + backoffMs);
   }
 
   private violation(reason: string): void {
@@ -253,6 +283,9 @@ export class PeerSession implements UploadSource {
         replaceAvailability(this.availability, message.firstSequence, message.states);
         return this.hooks.onAvailability(this, undefined);
       case 'have':
+        if (message.state !== SegmentState.none && !this.availability.has(message.sequence) && this.availability.size >= MAX_ANNOUNCED_SEGMENTS) {
+          return this.violation(`announced more than ${MAX_ANNOUNCED_SEGMENTS} segments at once`);
+        }
         if (message.state === SegmentState.none) this.availability.delete(message.sequence);
         else this.availability.set(message.sequence, message.state);
         return this.hooks.onAvailability(this, message.sequence);
@@ -282,6 +315,7 @@ export class PeerSession implements UploadSource {
           return this.violation(`done after ${download.receivedBytes} of ${message.totalBytes} bytes`);
         }
         this.download = undefined;
+        this.failures = 0;
         const elapsedMs = Math.max(this.clock.now() - download.startedMs, 1);
         this.throughputBytesPerS = blendRate(this.throughputBytesPerS, total, elapsedMs);
         return this.hooks.onSegment(this, message.sequence, download.buffer!);
@@ -291,7 +325,11 @@ export class PeerSession implements UploadSource {
         if (this.download?.sequence !== message.sequence) return; // an answer to a cancelled request
         this.download = undefined;
         if (message.type === 'busy') this.busyUntilMs = this.clock.now() + 1000;
-        else this.availability.delete(message.sequence);
+        else {
+          // It announced the segment (we only ask for those), and has it not: a liar, or an eviction that crossed our request.
+          this.availability.delete(message.sequence);
+          this.failed();
+        }
         return this.hooks.onRefused(this, message.sequence, message.type);
       }
     }
