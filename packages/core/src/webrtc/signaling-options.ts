@@ -108,7 +108,9 @@ export const DEFAULT_SIGNALING_OPTIONS: Readonly<Omit<WebRtcSignalingOptions, 't
   connectTimeoutMs: 15_000,
   iceGatheringTimeoutMs: 5_000,
   reconnectMinMs: 1_000,
-  reconnectMaxMs: 60_000,
+  // After an outage of any length a peer is back within 10 s of the tracker's return (the swarm
+  // re-meets well within 20 s); the jitter spreads a whole swarm's returns over 5 s.
+  reconnectMaxMs: 10_000,
   bufferedAmountLowThreshold: 64 * 1024,
   clock: realClock,
   WebSocket: undefined,
