@@ -39,8 +39,9 @@ export const HOME_UPLINK_QUEUE_MS = 600;
 /**
  * A non-uploading viewer's uplink: its HTTP requests, TCP and SCTP acknowledgements, ICE and DTLS
  * upkeep and the peer protocol's small messages, with no room to pass segments on. A fixed rate,
- * not a multiple of the stream: it carries no media. In the browser (4 viewers, 40 s) such a
- * viewer sent 49 kbit/s on average and filled a 128 kbit/s uplink in a few 5-s windows: twice that.
+ * not a multiple of the stream: it carries no media. In the browser such viewers sent 43-66
+ * kbit/s on average, and filled this 256 kbit/s in one 5-s window of a 3.6 Mbit/s download burst
+ * (BENCHMARKS.md, mixed-nonuploading); 128 kbit/s filled more often.
  */
 export const NON_UPLOADING_UP_BITS_PER_S = 256_000;
 
