@@ -28,6 +28,7 @@ export interface RedisConnectionOptions {
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+const READ_BUFFER_BYTES = 64 * 1024;
 const CRLF = Buffer.from('\r\n');
 
 export class RedisConnection {
@@ -126,21 +127,37 @@ export class RedisConnection {
     if (this.closed) return;
     this.attempts++;
     const { tls, host, port } = this.target;
-    const socket = tls ? tlsConnect({ host, port, servername: host }) : netConnect({ host, port });
-    this.socket = socket;
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, 30_000);
-    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
-    let failure = 'connection closed';
-    socket.on('error', (error: Error) => (failure = error.message));
-    socket.on('data', (chunk: Buffer) => {
+    const read = (chunk: Buffer) => {
       try {
         this.reader.push(chunk);
       } catch (error) {
         // Not Redis on the other end, or a reply we cannot read: start over on a new connection.
         socket.destroy(error instanceof Error ? error : new Error(String(error)));
       }
-    });
+    };
+    // Without TLS, reads land in one buffer reused for every read (`onread`), skipping the stream
+    // machinery and an allocation per read; the reader copies what it keeps beyond the call.
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const socket = tls
+      ? tlsConnect({ host, port, servername: host })
+      : netConnect({
+          host,
+          port,
+          onread: {
+            buffer: readBuffer,
+            callback: (bytes: number) => {
+              read(readBuffer.subarray(0, bytes));
+              return true;
+            },
+          },
+        });
+    if (tls) socket.on('data', read);
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 30_000);
+    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
+    let failure = 'connection closed';
+    socket.on('error', (error: Error) => (failure = error.message));
     socket.once(tls ? 'secureConnect' : 'connect', () => void this.handshake(socket));
     socket.once('close', () => {
       if (this.socket !== socket) return;
@@ -199,8 +216,16 @@ export class RedisConnection {
     const waiter = this.pending.shift();
     if (!waiter) return;
     if (reply instanceof RedisReplyError) waiter.reject(reply);
-    else waiter.resolve(reply);
+    // The reply's bytes may sit in the reused read buffer; a waiter reads them later.
+    else waiter.resolve(detach(reply));
   }
+}
+
+/** A copy of a reply that shares no bytes with the read buffer. */
+function detach(reply: Reply): Reply {
+  if (Buffer.isBuffer(reply)) return Buffer.from(reply);
+  if (Array.isArray(reply)) return reply.map(detach);
+  return reply;
 }
 
 /** A command as RESP: an array of bulk strings. */
@@ -216,7 +241,8 @@ function encode(args: (string | Uint8Array)[]): Buffer {
 /**
  * Reads replies from a byte stream. A reply split over several reads is parsed once all of it has
  * arrived: the bytes it still needs are known from its bulk lengths, so a large message is
- * gathered chunk by chunk and joined once, not re-joined at every read.
+ * gathered chunk by chunk and joined once, not re-joined at every read. Replies emitted may share
+ * bytes with the chunk pushed; what is kept for later is copied.
  */
 export class ReplyReader {
   private chunks: Buffer[] = [];
@@ -235,16 +261,20 @@ export class ReplyReader {
   }
 
   push(chunk: Buffer): void {
-    this.chunks.push(chunk);
     this.bytes += chunk.length;
-    if (this.bytes < this.needed) return;
+    if (this.bytes < this.needed) {
+      // Kept beyond this call: a copy (the caller may reuse its buffer).
+      this.chunks.push(Buffer.from(chunk));
+      return;
+    }
+    this.chunks.push(chunk);
     const buffer = this.chunks.length === 1 ? chunk : Buffer.concat(this.chunks, this.bytes);
     let position = 0;
     while (position < buffer.length) {
       const value: { reply: Reply } = { reply: null };
       const end = this.parse(buffer, position, value);
       if (end < 0) {
-        const rest = buffer.subarray(position);
+        const rest = Buffer.from(buffer.subarray(position));
         this.chunks = [rest];
         this.bytes = rest.length;
         this.needed = this.want - position;
