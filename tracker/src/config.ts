@@ -42,7 +42,7 @@ export const SETTINGS = {
   drainSec: { kind: 'number', min: 0, doc: 'On SIGTERM, answer /health with 503 for this long while still serving, then close every socket.' },
   logLevel: { kind: 'string', doc: 'silent | error | warn | info | debug.' },
   workers: { kind: 'number', min: 0, doc: 'Threads serving the port (the CLI; 0: one per core). Swarms span all threads.' },
-  redis: { kind: 'string', doc: 'redis://[:password@]host:port[/db] of a Redis or Valkey: join the cluster of tracker nodes that share it.' },
+  redis: { kind: 'string', doc: 'redis://[[user]:password@]host:port[/db] (rediss:// for TLS) of a Redis or Valkey: join the cluster of tracker nodes that share it.' },
   clusterLeaseSec: { kind: 'number', min: 2, doc: 'A cluster node silent this long is gone: the others drop its peers.' },
 } satisfies Record<string, Setting>;
 
