@@ -18,29 +18,32 @@ export interface FaultOptions {
   outageS?: number;
   /** hostile-peers: one hostile page per behaviour listed (default: all five). */
   hostile?: HostileBehaviour[];
+  /** hostile-peers: seconds the hostile peers stay (default 40). */
+  hostileS?: number;
+  /** peer-crash: how many viewers crash, 15 s apart (default 2). */
+  crashes?: number;
 }
 
 /** Warm-up after the last join before the first fault. */
 export const FAULT_WARMUP_S = 10;
-/** After the tracker returns, how long the phase waits for the swarm to meet again. */
+/** After the tracker returns, how long the phase waits (at most) for the swarm to meet again. */
 const RECOVERY_WATCH_S = 25;
-const CRASHES = 2;
 const CRASH_GAP_S = 15;
 const ORIGIN_BURST_S = 6;
 const ORIGIN_QUIET_S = 8;
 const HOSTILE_PHASE_S = 40;
 
-/** Seconds one fault's phase lasts. */
-export function faultPhaseS(fault: FaultName, options: Pick<FaultOptions, 'outageS'>): number {
+/** Seconds one fault's phase lasts (tracker-outage: at most; it ends once the swarm met again). */
+export function faultPhaseS(fault: FaultName, options: Omit<FaultOptions, 'faults' | 'hostile'>): number {
   switch (fault) {
     case 'tracker-outage':
       return (options.outageS ?? 30) + RECOVERY_WATCH_S;
     case 'peer-crash':
-      return CRASHES * CRASH_GAP_S;
+      return (options.crashes ?? 2) * CRASH_GAP_S;
     case 'origin-errors':
       return 2 * (2 * ORIGIN_BURST_S + 2 * ORIGIN_QUIET_S);
     case 'hostile-peers':
-      return HOSTILE_PHASE_S;
+      return options.hostileS ?? HOSTILE_PHASE_S;
   }
 }
 
@@ -226,7 +229,8 @@ export class FaultDriver {
     this.event('tracker restarted on the same address');
     outage.activeP2pViewers = this.host.activeViewers().filter((viewer) => viewer.p2p).length;
     // Poll once a second: the late joiner's first P2P bytes, and the tracker's count of its peers.
-    while (!this.stopped && Date.now() - upMs < RECOVERY_WATCH_S * 1000) {
+    const met = () => (outage.lateJoiner?.firstP2pAfterReturnS != null || !late?.p2p) && (outage.trackerPeersBackS !== null || outage.activeP2pViewers === 0);
+    while (!this.stopped && Date.now() - upMs < RECOVERY_WATCH_S * 1000 && !met()) {
       const seconds = Math.round((Date.now() - upMs) / 100) / 10;
       if (late && outage.lateJoiner && outage.lateJoiner.firstP2pAfterReturnS === null && late.p2p) {
         const snapshot = await late.sample(2_000);
@@ -247,7 +251,7 @@ export class FaultDriver {
   }
 
   private async peerCrash(): Promise<void> {
-    for (let crash = 0; crash < CRASHES && !this.stopped; crash += 1) {
+    for (let crash = 0; crash < (this.options.crashes ?? 2) && !this.stopped; crash += 1) {
       // The victim: whoever uploads most right now (two samples a second apart).
       const candidates = this.host.activeViewers();
       const first = new Map(candidates.map((viewer) => [viewer, viewer.last?.uploadedBytes ?? 0]));
@@ -312,7 +316,7 @@ export class FaultDriver {
         this.event(`hostile ${behaviour} could not start: ${(error as Error).message}`);
       }
     }
-    await this.wait(HOSTILE_PHASE_S * 1000);
+    await this.wait((this.options.hostileS ?? HOSTILE_PHASE_S) * 1000);
     const uploadedAfter = (await Promise.all(this.host.activeViewers().map((viewer) => viewer.sample()))).reduce((sum, snapshot) => sum + (snapshot?.uploadedBytes ?? 0), 0);
     const phaseToS = this.tS();
     for (const session of sessions) {
