@@ -104,7 +104,9 @@ export function sumVerification(snapshots: ReadonlyArray<ViewerSnapshot | null>)
 export function renderFaultLines(engine: string, faults: FaultReport): string[] {
   const lines: string[] = [];
   const outage = faults.trackerOutage;
-  if (outage) {
+  if (outage && outage.activeP2pViewers === 0) {
+    lines.push(`${engine}: tracker away ${outage.downAtS}-${outage.upAtS ?? '?'} s (no P2P viewer: nothing to re-meet)`);
+  } else if (outage) {
     const late = outage.lateJoiner;
     lines.push(
       `${engine}: tracker away ${outage.downAtS}-${outage.upAtS ?? '?'} s: ${(outage.p2pBytesDuringOutage / 1e6).toFixed(1)} MB P2P meanwhile; ` +
