@@ -99,7 +99,7 @@ export class ViewerSlots {
     const namespace = await networks.add(link, nat ? natKinds[nat] : 'none');
     // The pages come from the hub's address, not loopback: without this the page is no secure
     // context, and has no crypto.subtle to verify segments with.
-    const browser = await networks.launchBrowser(namespace, { args: ['--mute-audio', `--unsafely-treat-insecure-origin-as-secure=${this.pagesUrl}`] });
+    const browser = await networks.launchBrowser(namespace, { args: [...SWARM_BROWSER_ARGS, `--unsafely-treat-insecure-origin-as-secure=${this.pagesUrl}`] });
     const counted = networks.counters()[namespace.index];
     const tS = Math.max(0, (Date.now() - this.startedAtMs) / 1000);
     const linkRecord: ViewerLinkRecord = { id: `v${index}`, address: namespace.address, link, samples: [{ tS, upBytes: counted?.upBytes ?? 0, downBytes: counted?.downBytes ?? 0 }] };
@@ -171,9 +171,15 @@ export function viewerPageMounts(): Record<string, string> {
   };
 }
 
+/**
+ * Muted; and performance.memory live and exact (by default Chromium rounds it and refreshes it
+ * every 20 minutes: no heap curve for a soak).
+ */
+const SWARM_BROWSER_ARGS = ['--mute-audio', '--enable-precise-memory-info'];
+
 export async function launchSwarmBrowser(): Promise<Browser> {
   const launch = chromiumLaunchOptions();
-  return chromium.launch({ ...launch, args: [...launch.args, '--mute-audio'] });
+  return chromium.launch({ ...launch, args: [...launch.args, ...SWARM_BROWSER_ARGS] });
 }
 
 /** The bitrate a profile's uplink multiples apply to: the pinned rendition's, else the top one's. */
