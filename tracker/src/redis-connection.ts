@@ -40,6 +40,7 @@ export class RedisConnection {
   private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void }[] = [];
   private readonly reader = new ReplyReader((reply) => this.reply(reply));
   private subscriptionsPending = 0;
+  private corked = false;
   private firstOpen: { resolve: () => void; reject: (error: Error) => void } | null = null;
   private readonly target: { tls: boolean; host: string; port: number; user: string; password: string; db: number };
 
@@ -117,6 +118,16 @@ export class RedisConnection {
   private write(frame: Buffer): Promise<Reply> {
     const socket = this.socket;
     if (!socket || socket.destroyed) return Promise.reject(new Error('connection closed'));
+    if (!this.corked) {
+      // Commands written in the same tick (a flush of the bus's batches: one PUBLISH per node)
+      // leave in one system call, and reach Redis in one read.
+      this.corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
       socket.write(frame);
