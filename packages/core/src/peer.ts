@@ -144,6 +144,21 @@ export class PeerSession implements UploadSource {
     return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
   }
 
+  /**
+   * It failed us lately and its backoff runs (see FAILURE_BACKOFF_MS): what it announces is not worth
+   * waiting for, nor a reason for an elected seeder to leave a segment to it.
+   */
+  get failing(): boolean {
+    return this.failures > 0 && this.busyUntilMs > this.clock.now();
+  }
+
+  /** The newest segment it says it has (undefined: none). */
+  newestHeld(): number | undefined {
+    let newest: number | undefined;
+    for (const [sequence, state] of this.availability) if (state === SegmentState.has && (newest === undefined || sequence > newest)) newest = sequence;
+    return newest;
+  }
+
   get bufferedAmount(): number {
     return this.closed ? 0 : this.transport.bufferedAmount;
   }

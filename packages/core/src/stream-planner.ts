@@ -74,8 +74,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
       p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
       seedAtMs: stream.seeding.startAtMs(sequence),
-      comingFromPeer: stream.pool.any((peer) => peer.isFetching(sequence)),
-      seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => peer.isFetching(sequence) || peer.has(sequence))),
+      comingFromPeer: stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence)),
+      seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => !peer.failing && (peer.isFetching(sequence) || peer.has(sequence)))),
     });
   }
   if (segments.length === 0) return parkedWakeMs;
@@ -85,7 +85,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       const rate = peer.expectedRate;
       return {
         id: peer.id, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
-        offers: new Set(segments.filter(({ sequence }) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence)).map(({ sequence }) => sequence)),
+        // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
+        offers: new Set(peer.failing ? [] : segments.filter(({ sequence }) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence)).map(({ sequence }) => sequence)),
         busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
       };
     });

@@ -12,6 +12,11 @@ import type { UploadGovernor } from './upload-governor.js';
 
 /** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
 const DEFAULT_BYTES_PER_S = 250_000;
+/**
+ * Segments past the newest in our playlist a peer may say it has: its playlist may be a refresh or
+ * two ahead of ours (live), never more (and a VOD playlist has them all).
+ */
+const FUTURE_CLAIM_MARGIN = 6;
 
 /** What every stream shares with the engine. */
 export interface StreamContext {
@@ -101,6 +106,14 @@ export class Stream {
       fetching: () => [...this.transfers.sequences()],
       replan,
       onAvailability: (peer, sequence) => {
+        // Nobody has a segment that is not out yet: a peer claiming one is a liar, who would keep
+        // elected seeders from the origin and the others waiting for it.
+        const claimed = sequence === undefined ? peer.newestHeld() : peer.has(sequence) ? sequence : undefined;
+        const newest = this.ordered[this.ordered.length - 1]?.sequence;
+        if (claimed !== undefined && newest !== undefined && claimed > newest + FUTURE_CLAIM_MARGIN) {
+          this.pool.ban(peer, `announced segment ${claimed}, beyond the newest there is (${newest})`);
+          return peer.close('announced segments that are not out yet');
+        }
         if (sequence === undefined) return replan();
         if ((peer.isFetching(sequence) || peer.has(sequence)) && this.isLive && context.isActive(this.key)) {
           this.seeding.relay(sequence, this.ordered[this.ordered.length - 1]?.sequence, context.clock.now());

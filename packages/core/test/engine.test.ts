@@ -492,6 +492,34 @@ describe('hostile peers', () => {
     expectSameBytes(result.bytes, t.origin.files.get(t.refs[3]!.url));
   });
 
+  it('bans a peer that says it has segments that are not out yet', async () => {
+    const t = await hostileSetup();
+    const remote = t.connect(67, () => {});
+    remote.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
+    // The playlist ends at 9; it claims 0..199.
+    remote.send(encode({ type: 'availability', firstSequence: 0, states: Array.from({ length: 200 }, () => 1 as const) }));
+    await t.clock.advance(50);
+    expect(t.banned).toEqual([peerId(67)]);
+    expect(remote.closed).toBe(true);
+  });
+
+  it('does not wait for a holder that failed it: after a silent transfer, the next requested segment goes over HTTP at once', async () => {
+    const t = await hostileSetup();
+    const remote = t.connect(68, () => {}); // accepts requests, never sends a byte
+    t.handshake(remote, [3, 4]);
+    await t.clock.advance(50);
+    const first = t.engine.loadSegment(t.refs[3]!);
+    const httpOf = (sequence: number) => t.origin.requests.filter((request) => request.url === t.refs[sequence]!.url);
+    while (httpOf(3).length === 0) await t.clock.advance(50);
+    expect((await Promise.race([first.result, t.clock.advance(3000).then(() => first.result)])).source).toBe('http');
+    const askedAtMs = t.clock.now();
+    const second = t.engine.loadSegment(t.refs[4]!);
+    await t.clock.advance(200);
+    expect(httpOf(4).map((request) => request.atMs - askedAtMs)).toEqual([0]);
+    expect((await Promise.race([second.result, t.clock.advance(3000).then(() => second.result)])).source).toBe('http');
+    expect(t.received.filter((message) => message.ok && message.message.type === 'request').length).toBe(1);
+  });
+
   it('closes without a ban a peer that speaks another protocol version', async () => {
     const t = await hostileSetup();
     const remote = t.connect(70, () => {});
