@@ -49,6 +49,11 @@ describe('swarm faults report', () => {
     expect(long!.heapGrowthBytesPerHour).toBe(360_000);
     expect(long!.storeGrowthBytesPerHour).toBe(0);
     expect(short!.heapGrowthBytesPerHour).toBeNull();
+    // A store that fills for 10 minutes: the fit starts once it is (nearly) full.
+    const filling = Array.from({ length: 121 }, (_, k) => ({ tS: k * 10, id: 'v1', heapBytes: 1e7 + Math.min(k, 60) * 1e6, storeBytes: Math.min(k, 60) * 1e6 }));
+    const [settled] = summarizeMemory(filling)!.viewers;
+    expect(settled!.settledFromS).toBe(570);
+    expect(settled!.storeGrowthBytesPerHour).toBeLessThan(5e6); // filling, it grew 360 MB/h
   });
 
   it('says how long a run its faults need', () => {

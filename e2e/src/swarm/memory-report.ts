@@ -21,6 +21,8 @@ export interface ViewerMemory {
   heapMaxBytes: number | null;
   /** Slope of the heap after warm-up, bytes per hour; null with under 2 minutes of samples after it. */
   heapGrowthBytesPerHour: number | null;
+  /** Where the fit starts: warm-up over, and (Shoal) the store filled to 95% of its largest size. */
+  settledFromS: number;
   storeMaxBytes: number | null;
   storeGrowthBytesPerHour: number | null;
 }
@@ -32,8 +34,13 @@ export interface MemoryReport {
   series: MemoryPoint[];
 }
 
-/** Warm-up: the first two minutes of each viewer's life (player buffer and store filling). */
+/**
+ * Warm-up: the first two minutes of each viewer's life (player buffer), and for Shoal until its
+ * segment store filled to 95% of its largest size (it keeps past segments up to its limit, 64 MiB
+ * by default: about 12 minutes of a 750 kbit/s stream), so the fit measures a steady state.
+ */
 export const MEMORY_WARMUP_S = 120;
+const STORE_FULL_SHARE = 0.95;
 const MIN_FIT_SPAN_S = 120;
 
 /** Least-squares slope of y over t (per second); null with fewer than 3 points. */
@@ -60,7 +67,10 @@ export function summarizeMemory(points: readonly MemoryPoint[]): MemoryReport | 
   for (const [id, own] of byViewer) {
     const fromS = own[0]!.tS;
     const toS = own.at(-1)!.tS;
-    const settled = own.filter((point) => point.tS >= fromS + MEMORY_WARMUP_S);
+    const storeMax = Math.max(0, ...own.map((point) => point.storeBytes ?? 0));
+    const storeFullS = storeMax > 0 ? own.find((point) => (point.storeBytes ?? 0) >= STORE_FULL_SHARE * storeMax)!.tS : fromS;
+    const settledFromS = Math.max(fromS + MEMORY_WARMUP_S, storeFullS);
+    const settled = own.filter((point) => point.tS >= settledFromS);
     const growth = (pick: (point: MemoryPoint) => number | null) => {
       const fit = settled.filter((point) => pick(point) !== null).map((point) => ({ t: point.tS, y: pick(point)! }));
       if (fit.length < 3 || fit.at(-1)!.t - fit[0]!.t < MIN_FIT_SPAN_S) return null;
@@ -77,6 +87,7 @@ export function summarizeMemory(points: readonly MemoryPoint[]): MemoryReport | 
       heapLastBytes: heaps.at(-1) ?? null,
       heapMaxBytes: heaps.length ? Math.max(...heaps) : null,
       heapGrowthBytesPerHour: growth((point) => point.heapBytes),
+      settledFromS,
       storeMaxBytes: stores.length ? Math.max(...stores) : null,
       storeGrowthBytesPerHour: growth((point) => point.storeBytes),
     });

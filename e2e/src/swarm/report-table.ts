@@ -57,7 +57,7 @@ export function renderReportTable(report: SwarmReport): string {
     const memory = run.memory?.viewers.filter((viewer) => viewer.heapGrowthBytesPerHour !== null) ?? [];
     if (memory.length) {
       const mb = (bytes: number | null) => (bytes === null ? '–' : (bytes / 1e6).toFixed(1));
-      lines.push(`${run.engine}: heap growth per hour after ${run.memory!.warmupS} s (MB/h): ${memory.map((viewer) => `${viewer.id} ${mb(viewer.heapGrowthBytesPerHour)} (store ${mb(viewer.storeGrowthBytesPerHour)})`).join(', ')}`);
+      lines.push(`${run.engine}: heap growth per hour once settled (MB/h): ${memory.map((viewer) => `${viewer.id} ${mb(viewer.heapGrowthBytesPerHour)} from ${Math.round(viewer.settledFromS)} s (store ${mb(viewer.storeGrowthBytesPerHour)}, max ${mb(viewer.storeMaxBytes)} MB; heap max ${mb(viewer.heapMaxBytes)} MB)`).join(', ')}`);
     }
   }
   return lines.join('\n');
