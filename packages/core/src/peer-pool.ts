@@ -5,7 +5,7 @@ import type { EngineEmit, StreamStats } from './engine-events.js';
 import { infoHash } from './identity.js';
 import { createLogger } from './logger.js';
 import type { EngineOptions } from './options.js';
-import { availabilityMap, type SegmentStateValue } from './peer-protocol.js';
+import { SegmentState, availabilityMap, type SegmentStateValue } from './peer-protocol.js';
 import { PeerSession, type PeerSessionHooks } from './peer.js';
 import type { Clock, PeerTransport, SegmentStore, Signaling, SwarmSignal } from './types.js';
 import type { UploadGovernor } from './upload-governor.js';
@@ -20,6 +20,8 @@ export interface PeerPoolOwner {
   isDestroyed(): boolean;
   /** Sequences of this stream with a transfer running (announced as "fetching" to a new peer). */
   fetching(): number[];
+  /** A segment arriving from a peer, relayed on as it arrives (Transfers.relay). */
+  relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined;
   onAvailability(peer: PeerSession, sequence: number | undefined): void;
   onChunk(peer: PeerSession, sequence: number, chunk: Uint8Array): void;
   onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
@@ -90,6 +92,13 @@ export class PeerPool {
   /** Tells every handshaken peer a segment's new state. */
   announce(sequence: number, state: SegmentStateValue): void {
     for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
+    // A stored segment's last byte may go out to peers we relayed it to.
+    if (state === SegmentState.has) this.deps.governor.pump();
+  }
+
+  /** What we relayed of a segment is void (our copy failed verification): uploads of it that started end. */
+  abandonRelayedUploads(sequence: number): void {
+    for (const peer of this.peers.values()) peer.abandonRelayedUpload(sequence);
   }
 
   /** While below target, asks the trackers for more peers (at most every PEER_REQUEST_INTERVAL_MS); returns when to ask again. */
@@ -135,8 +144,14 @@ export class PeerPool {
       onProgress: (peer, sequence, chunk) => owner.onChunk(peer, sequence, chunk),
       onSegment: (peer, sequence, bytes) => owner.onSegment(peer, sequence, bytes),
       onRefused: (peer, sequence) => owner.onRefused(peer, sequence),
-      segmentSize: (sequence) => store.sizeOf(streamKey, sequence),
-      readSegment: (sequence, start, end) => store.read(streamKey, sequence, start, end),
+      segmentSize: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.bytes.length,
+      readableBytes: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.readableBytes,
+      readSegment: (sequence, start, end) => {
+        const stored = store.read(streamKey, sequence, start, end);
+        if (stored) return stored;
+        const relayed = owner.relay(sequence);
+        return relayed && end <= relayed.readableBytes ? relayed.bytes.slice(start, end) : undefined;
+      },
       uploadEnabled: () => options.upload && !owner.isDestroyed(),
       onBytesUp: (bytes) => {
         stats.uploadBytes += bytes;

@@ -64,9 +64,11 @@ export interface PeerSessionHooks {
   onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
   /** The peer answered our request with absent or busy. */
   onRefused(peer: PeerSession, sequence: number, reason: 'absent' | 'busy'): void;
-  /** Size of a segment we can serve, or undefined. */
+  /** Size of a segment we can serve (stored, or being received and its size known: relayed as it arrives), or undefined. */
   segmentSize(sequence: number): number | undefined;
-  /** A copy of bytes [start, end) of a segment we serve. */
+  /** How many bytes of it, from its start, may go out now (all once stored and verified), or undefined when we cannot serve it. */
+  readableBytes(sequence: number): number | undefined;
+  /** A copy of bytes [start, end) of a segment we serve, end at most its readable bytes. */
   readSegment(sequence: number, start: number, end: number): Uint8Array | undefined;
   /** Whether we serve requests right now. */
   uploadEnabled(): boolean;
@@ -164,7 +166,19 @@ export class PeerSession implements UploadSource {
   }
 
   get oldestUploadMs(): number | undefined {
-    return this.uploads[0]?.requestedMs;
+    return this.nextUpload()?.requestedMs;
+  }
+
+  /** The oldest upload that can send now: a relayed segment waits for its next bytes to arrive (one gone is answered at once). */
+  private nextUpload(): Upload | undefined {
+    for (const upload of this.uploads) {
+      const readable = this.hooks.readableBytes(upload.sequence);
+      if (readable === undefined) return upload; // gone: answered at once
+      // Relayed bytes go out in chunks of at least MIN_CHUNK_BYTES, but for the rest before the
+      // last byte (held back until the relay verified the whole) and that byte.
+      if (readable > upload.offset && readable >= Math.min(upload.offset + MIN_CHUNK_BYTES, upload.totalBytes - 1)) return upload;
+    }
+    return undefined;
   }
 
   get backlogBytes(): number {
@@ -189,7 +203,7 @@ export class PeerSession implements UploadSource {
    * taken for the new transfer's (nothing in an ordered channel tells them apart).
    */
   mayRequest(sequence: number): boolean {
-    return this.has(sequence) && !this.cancelled.has(sequence);
+    return (this.has(sequence) || this.isFetching(sequence)) && !this.cancelled.has(sequence);
   }
 
   isFetching(sequence: number): boolean {
@@ -214,6 +228,12 @@ export class PeerSession implements UploadSource {
     this.cancelled.delete(sequence);
     this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: 0 };
     this.send({ type: 'request', sequence, offset: 0 });
+  }
+
+  /** The segment we are downloading from this peer, as far as it arrived (for relaying it on), once its size is known. */
+  get downloadBuffer(): { sequence: number; bytes: Uint8Array; receivedBytes: number } | undefined {
+    const download = this.download;
+    return download?.buffer && { sequence: download.sequence, bytes: download.buffer, receivedBytes: download.receivedBytes };
   }
 
   /** Cancels our download; returns the bytes received so far (from offset 0, the engine owns them) and the segment's size if known. */
@@ -365,6 +385,8 @@ export class PeerSession implements UploadSource {
     download.buffer.set(payload, offset);
     download.receivedBytes += payload.length;
     this.hooks.onProgress(this, sequence, payload);
+    // Uploads relaying this segment may have new bytes to send.
+    this.governor.pump();
   }
 
   private learnUploadState(paceBytesPerS: number, backlogBytes: number): void {
@@ -399,21 +421,35 @@ export class PeerSession implements UploadSource {
     this.governor.pump();
   }
 
+  /**
+   * The bytes we relayed of this segment turned out bad (our copy failed verification), or are
+   * gone: a started upload of it ends with `absent`, so that its rest never comes from another
+   * copy (the peer would get a mix, and blame us).
+   */
+  abandonRelayedUpload(sequence: number): void {
+    const index = this.uploads.findIndex((upload) => upload.sequence === sequence && upload.offset > 0);
+    if (index === -1 || this.closed) return;
+    this.uploads.splice(index, 1);
+    this.send({ type: 'absent', sequence });
+  }
+
   /** Sends up to `maxBytes` of the oldest upload (the governor calls this); returns the payload bytes sent. */
   sendChunk(maxBytes: number): number {
-    const upload = this.uploads[0];
+    const upload = this.nextUpload();
     if (!upload || this.closed) return 0;
-    const end = Math.min(upload.offset + maxBytes, upload.totalBytes);
-    const payload = this.hooks.readSegment(upload.sequence, upload.offset, end);
+    const readable = this.hooks.readableBytes(upload.sequence);
+    const end = Math.min(upload.offset + maxBytes, upload.totalBytes, readable ?? 0);
+    const payload = readable === undefined ? undefined : this.hooks.readSegment(upload.sequence, upload.offset, end);
     if (!payload) {
-      // Evicted while we were serving it.
-      this.uploads.shift();
+      // Evicted while we were serving it, or a relayed segment whose transfer failed.
+      this.uploads.splice(this.uploads.indexOf(upload), 1);
       this.send({ type: 'absent', sequence: upload.sequence });
       return 0;
     }
     if (!upload.wire) {
       const remaining = upload.totalBytes - upload.offset;
-      upload.wire = new Uint8Array(remaining + Math.ceil(remaining / MIN_CHUNK_BYTES) * DATA_HEADER_BYTES);
+      // Chunks of MIN_CHUNK_BYTES or more, but for a relayed segment's last two (see nextUpload).
+      upload.wire = new Uint8Array(remaining + (Math.ceil(remaining / MIN_CHUNK_BYTES) + 1) * DATA_HEADER_BYTES);
     }
     const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
     upload.wireOffset += message.length;
@@ -421,7 +457,7 @@ export class PeerSession implements UploadSource {
     this.hooks.onBytesUp(payload.length);
     upload.offset = end;
     if (end === upload.totalBytes) {
-      this.uploads.shift();
+      this.uploads.splice(this.uploads.indexOf(upload), 1);
       this.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
     }
     return payload.length;

@@ -104,6 +104,7 @@ export class Stream {
     return {
       isDestroyed: context.isDestroyed,
       fetching: () => [...this.transfers.sequences()],
+      relay: (sequence) => this.transfers.relay(sequence),
       replan,
       onAvailability: (peer, sequence) => {
         // Nobody has a segment that is not out yet: a peer claiming one is a liar, who would keep

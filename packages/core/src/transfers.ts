@@ -40,6 +40,8 @@ export class Transfer {
   checks = 0;
   /** While parked: the complete P2P bytes, checked again at `recheckAtMs` rather than downloaded again. */
   parked: { bytes: Uint8Array; recheckAtMs: number } | undefined;
+  /** While verifying: the complete bytes (relayed to peers but for their last byte). */
+  verifying: Uint8Array | undefined;
 
   constructor(
     readonly sequence: number,
@@ -154,6 +156,22 @@ export class Transfers {
     else this.drop(transfer);
   }
 
+  /**
+   * A segment still arriving from a peer, for relaying it on as it arrives: its bytes so far and
+   * how many may go out. The last byte waits until the whole is verified and stored, so a peer
+   * that gets bad bytes through us gets no `done` from us: we answer `absent` when our copy fails,
+   * and the peer that sent them is the one banned (by us).
+   */
+  relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined {
+    const transfer = this.bySequence.get(sequence);
+    // Before its first bytes a transfer's size is not known: a request then gets `absent`, and
+    // onChunk announces the segment again once they arrive.
+    const received = transfer?.state === 'p2p' ? transfer.peer?.downloadBuffer : undefined;
+    if (received?.sequence === sequence) return { bytes: received.bytes, readableBytes: Math.min(received.receivedBytes, received.bytes.length - 1) };
+    const complete = transfer?.verifying ?? transfer?.parked?.bytes;
+    return complete && { bytes: complete, readableBytes: complete.length - 1 };
+  }
+
   /** The manifest may list parked bytes now: verify them again. */
   recheckParked(transfer: Transfer): void {
     void this.complete(transfer, transfer.parked!.bytes);
@@ -162,6 +180,7 @@ export class Transfers {
   /** Parked P2P bytes the player cannot wait for any longer: the origin's copy replaces them. */
   giveUpParked(transfer: Transfer): void {
     transfer.parked = undefined;
+    this.stream.pool.abandonRelayedUploads(transfer.sequence);
     this.wastedP2P.set(transfer.sequence, MAX_WASTED_P2P_TRANSFERS);
     this.resumeOverHttp(transfer, new Uint8Array(0), undefined);
   }
@@ -183,6 +202,8 @@ export class Transfers {
     const transfer = this.bySequence.get(sequence);
     if (!transfer || transfer.peer !== peer) return;
     transfer.firstByteMs ??= this.deps.clock.now();
+    // Its size is known now: peers that asked too early (and got `absent`) may ask again, for a relay.
+    if (transfer.p2pBytes === 0) this.stream.pool.announce(sequence, SegmentState.fetching);
     transfer.p2pBytes += chunk.length;
     this.stream.stats.p2pBytes += chunk.length;
     this.deps.emit('bytes-down', { streamKey: this.stream.key, source: 'p2p', bytes: chunk.length });
@@ -302,7 +323,9 @@ export class Transfers {
     if (transfer.p2pBytes > 0 && verifier.enabled) {
       transfer.state = 'verifying';
       transfer.parked = undefined;
+      transfer.verifying = bytes;
       const verdict = await verifier.verify(ref, bytes);
+      transfer.verifying = undefined;
       if (this.deps.isDestroyed() || this.bySequence.get(sequence) !== transfer) return;
       log(`#${sequence} P2P bytes ${verdict}`, stream.key);
       if (verdict === 'unverifiable' && ++transfer.checks < MAX_INTEGRITY_CHECKS) {
@@ -314,6 +337,7 @@ export class Transfers {
         return;
       }
       if (verdict !== 'valid') {
+        stream.pool.abandonRelayedUploads(sequence);
         if (verdict === 'invalid' && fromPeer) {
           stream.pool.ban(fromPeer, `segment ${sequence} failed verification`);
           fromPeer.close('sent a segment that failed verification');

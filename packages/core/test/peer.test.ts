@@ -9,6 +9,7 @@ function hooks(segment: Uint8Array | undefined): PeerSessionHooks {
   return {
     onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onSegment: () => {}, onRefused: () => {},
     segmentSize: () => segment?.length,
+    readableBytes: () => segment?.length,
     readSegment: (_sequence, start, end) => segment?.slice(start, end),
     uploadEnabled: () => segment !== undefined,
     onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},

@@ -152,6 +152,7 @@ describe('upload governor', () => {
         peer.request(sequence + 1);
       },
       segmentSize: () => (serves ? segment.length : undefined),
+      readableBytes: () => (serves ? segment.length : undefined),
       readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
       uploadEnabled: () => serves,
       onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
@@ -182,6 +183,7 @@ describe('upload governor', () => {
     const hooks = (serves: boolean): PeerSessionHooks => ({
       onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {}, onSegment: () => {},
       segmentSize: () => (serves ? 1_000_000 : undefined),
+      readableBytes: () => (serves ? 1_000_000 : undefined),
       readSegment: () => undefined,
       uploadEnabled: () => serves,
       onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},

@@ -1,0 +1,120 @@
+// Relaying while receiving: a peer serves a segment it is still receiving from another peer as its
+// bytes arrive, so a chain of hops costs about one transfer time, not one per hop; its last byte
+// waits until the relay verified the whole, so bad bytes from upstream cost downstream peers a
+// refetch but never get the honest relay banned.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
+import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
+import type { PlaybackState, SegmentRef } from '../src/types.js';
+import { FakeOrigin, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
+import { VirtualClock, linkTransports } from '../src/testing.js';
+
+const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
+const SEGMENT_BYTES = 200_000;
+/** Each link carries 50 kB/s: one hop of a segment takes 4 s. */
+const LINK = { bytesPerS: 50_000, latencyMs: 20 };
+const atStart: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
+
+let engines: ShoalEngine[] = [];
+afterEach(() => {
+  for (const engine of engines) engine.destroy();
+  engines = [];
+});
+
+function world() {
+  const clock = new VirtualClock();
+  const origin = new FakeOrigin(clock);
+  const refs = makeSegments(origin, VOD, 10, SEGMENT_BYTES);
+  const banned: string[] = [];
+  const make = (n: number, options: EngineOptionsInput = {}) => {
+    const signaling = new ManualSignaling(peerId(n));
+    const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling });
+    engines.push(engine);
+    engine.on('peer-banned', (event) => banned.push(`${n} banned ${event.peerId.slice(-1)}: ${event.reason}`));
+    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    engine.setPlayback(atStart);
+    return { engine, signaling, n };
+  };
+  const link = (a: ReturnType<typeof make>, b: ReturnType<typeof make>) => {
+    const [mine, theirs] = linkTransports(clock, peerId(a.n), peerId(b.n), LINK);
+    a.signaling.events!.peer(mine);
+    b.signaling.events!.peer(theirs);
+  };
+  /** Matches the origin's copy: what a SHA-256 manifest would say. */
+  const validateSegment = (ref: SegmentRef, bytes: Uint8Array) => Buffer.compare(bytes, origin.files.get(ref.url)!) === 0;
+  return { clock, origin, refs, banned, make, link, validateSegment };
+}
+
+describe('relaying while receiving', () => {
+  it('passes a segment down a chain of three hops in about one hop\'s time, each copy verified', async () => {
+    const w = world();
+    const options = { validateSegment: w.validateSegment };
+    const [a, b, c, d] = [1, 2, 3, 4].map((n) => w.make(n, options));
+    const segment = w.refs[5]!; // needed 10 s in
+    const first = a!.engine.loadSegment(segment);
+    await w.clock.advance(500);
+    expect((await first.result).source).toBe('http');
+    // A line: a - b - c - d. Only a has the segment; c and d can reach it only through relays.
+    w.link(a!, b!);
+    w.link(b!, c!);
+    w.link(c!, d!);
+    await w.clock.advance(200);
+    const startMs = w.clock.now();
+    // Each asks half a second after its upstream neighbour, which has its first bytes by then (a
+    // relay answers `absent` before; a VOD viewer with no holder in sight goes to the origin).
+    const loads = [];
+    for (const viewer of [b, c, d]) {
+      loads.push(viewer!.engine.loadSegment(segment));
+      await w.clock.advance(500);
+    }
+    await w.clock.advance(8000);
+    const results = await Promise.all(loads.map((load) => load.result));
+    // Store and forward would take 4 s per hop: d would have it 12 s in, after its deadline.
+    expect(results.map((result) => result.source)).toEqual(['p2p', 'p2p', 'p2p']);
+    expect(results[2]!.timing.doneMs - startMs).toBeLessThan(6000);
+    expect(w.origin.requestsFor(segment.url)).toHaveLength(1);
+    for (const result of results) expect(Buffer.compare(result.bytes, w.origin.files.get(segment.url)!)).toBe(0);
+    expect(b!.engine.getStats().uploadBytes).toBe(SEGMENT_BYTES);
+    expect(c!.engine.getStats().uploadBytes).toBe(SEGMENT_BYTES);
+    expect(w.banned).toEqual([]);
+  });
+
+  it('bans the peer that sent bad bytes, not the relay that passed them on', async () => {
+    const w = world();
+    const options = { validateSegment: w.validateSegment };
+    const relay = w.make(2, options);
+    const downstream = w.make(3, options);
+    // A hostile peer 1 serves a corrupted copy of segment 5 to the relay.
+    const [mine, hostile] = linkTransports(w.clock, peerId(2), peerId(1), LINK);
+    hostile.setEvents({
+      message: (data) => {
+        const message = decode(data);
+        if (!message.ok || message.message.type !== 'request') return;
+        const { sequence } = message.message;
+        const bytes = w.origin.files.get(w.refs[sequence]!.url)!.slice();
+        bytes[SEGMENT_BYTES - 10] ^= 0xff;
+        for (let offset = 0; offset < bytes.length; offset += 16_384) {
+          hostile.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
+        }
+        hostile.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
+      },
+      close: () => {},
+      drain: () => {},
+    });
+    relay.signaling.events!.peer(mine);
+    hostile.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
+    hostile.send(encode({ type: 'availability', firstSequence: 0, states: [0, 0, 0, 0, 0, 1] }));
+    w.link(relay, downstream);
+    await w.clock.advance(200);
+    const segment = w.refs[5]!;
+    const loads = [relay.engine.loadSegment(segment)];
+    await w.clock.advance(500);
+    loads.push(downstream.engine.loadSegment(segment));
+    await w.clock.advance(9000);
+    const results = await Promise.all(loads.map((load) => load.result));
+    for (const result of results) expect(Buffer.compare(result.bytes, w.origin.files.get(segment.url)!)).toBe(0);
+    // The downstream peer did get relayed bytes, then `absent` instead of the last one.
+    expect(downstream.engine.getStats().streams[VOD]!.p2pBytes + downstream.engine.getStats().httpBytes).toBeGreaterThan(SEGMENT_BYTES);
+    expect(w.banned).toEqual(['2 banned 1: segment 5 failed verification']);
+  });
+});
