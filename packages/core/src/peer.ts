@@ -83,6 +83,8 @@ interface Download {
   startedMs: number;
   buffer: Uint8Array | undefined;
   receivedBytes: number;
+  /** Asked while the peer was still receiving it (a relay): `absent` then is no lie. */
+  relayed: boolean;
 }
 
 interface Upload {
@@ -113,6 +115,11 @@ export class PeerSession implements UploadSource {
   private download: Download | undefined;
   /** Sequences we cancelled: their trailing chunks are ignored, not violations. */
   private readonly cancelled = new Set<number>();
+  /**
+   * Segments it is fetching and can relay: it announced `fetching` a second time (a relay does so
+   * once its first bytes arrive; see PROTOCOL.md). Only these of its `fetching` segments are asked for.
+   */
+  private readonly relaying = new Set<number>();
   private readonly uploads: Upload[] = [];
   private pingTimer: TimerId | undefined;
   private closed = false;
@@ -203,7 +210,7 @@ export class PeerSession implements UploadSource {
    * taken for the new transfer's (nothing in an ordered channel tells them apart).
    */
   mayRequest(sequence: number): boolean {
-    return (this.has(sequence) || this.isFetching(sequence)) && !this.cancelled.has(sequence);
+    return (this.has(sequence) || this.relaying.has(sequence)) && !this.cancelled.has(sequence);
   }
 
   isFetching(sequence: number): boolean {
@@ -226,7 +233,7 @@ export class PeerSession implements UploadSource {
 
   request(sequence: number): void {
     this.cancelled.delete(sequence);
-    this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: 0 };
+    this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: 0, relayed: !this.has(sequence) };
     this.send({ type: 'request', sequence, offset: 0 });
   }
 
@@ -321,6 +328,9 @@ export class PeerSession implements UploadSource {
         if (message.state !== SegmentState.none && !this.availability.has(message.sequence) && this.availability.size >= MAX_ANNOUNCED_SEGMENTS) {
           return this.violation(`announced more than ${MAX_ANNOUNCED_SEGMENTS} segments at once`);
         }
+        if (message.state === SegmentState.fetching && this.isFetching(message.sequence)) this.relaying.add(message.sequence);
+        else this.relaying.delete(message.sequence);
+        if (this.relaying.size > 64) this.relaying.delete(this.relaying.values().next().value!);
         if (message.state === SegmentState.none) this.availability.delete(message.sequence);
         else this.availability.set(message.sequence, message.state);
         return this.hooks.onAvailability(this, message.sequence);
@@ -357,13 +367,19 @@ export class PeerSession implements UploadSource {
       }
       case 'absent':
       case 'busy': {
-        if (this.download?.sequence !== message.sequence) return; // an answer to a cancelled request
+        const download = this.download;
+        if (download?.sequence !== message.sequence) return; // an answer to a cancelled request
         this.download = undefined;
         if (message.type === 'busy') this.busyUntilMs = this.clock.now() + 1000;
         else {
-          // It announced the segment (we only ask for those), and has it not: a liar, or an eviction that crossed our request.
-          this.availability.delete(message.sequence);
-          this.failed();
+          // It said it has the segment, and has it not: a liar, or an eviction that crossed our
+          // request. A relay may answer `absent` when its own copy failed: it stays "fetching"
+          // (live-edge seeding counts on that), not asked again before its next `have`.
+          this.relaying.delete(message.sequence);
+          if (!download.relayed) {
+            this.availability.delete(message.sequence);
+            this.failed();
+          }
         }
         return this.hooks.onRefused(this, message.sequence, message.type);
       }

@@ -14,6 +14,7 @@ function setup(segment?: Uint8Array, paceBytesPerS = UNPACED.initialUploadPaceBy
   const hooks: PeerSessionHooks = {
     onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onSegment: () => {}, onRefused: () => {},
     segmentSize: () => segment?.length,
+    readableBytes: () => segment?.length,
     readSegment: (_sequence, start, end) => segment?.slice(start, end),
     uploadEnabled: () => segment !== undefined,
     onBytesUp: () => {}, onViolation: (_peer, reason) => violations.push(reason), onClose: () => {},
