@@ -276,3 +276,8 @@ export function availabilityMap(has: readonly number[], fetching: readonly numbe
   for (const sequence of has) if (sequence >= first) states[sequence - first] = SegmentState.has;
   return [first, states];
 }
+
+/** Our upload state as pings carry it (32-bit fields); a pace of 0 says we do not serve. */
+export function wireUploadState(advertised: { paceBytesPerS: number; backlogBytes: number }, serving: boolean): { paceBytesPerS: number; backlogBytes: number } {
+  return { paceBytesPerS: serving ? Math.min(advertised.paceBytesPerS, PACE_UNMEASURED) : 0, backlogBytes: Math.min(advertised.backlogBytes, 0xffff_ffff) };
+}

@@ -1,39 +1,29 @@
 // One peer connection: the wire protocol's session rules over a PeerTransport. It checks every
 // message against the session (a violation is reported for a ban, never thrown), assembles the
-// segment we download from the peer, serves the peer's requests when the upload governor says
-// so, and pings the peer: its answers time our uplink's queue and tell us the peer's upload state.
+// segment we download from the peer, hands the peer's requests to its uploads (peer-uploads.ts),
+// and pings the peer: its answers time our uplink's queue and tell us the peer's upload state.
 import { createLogger } from './logger.js';
 import {
-  DATA_HEADER_BYTES,
   PACE_UNMEASURED,
   PROTOCOL_VERSION,
   SegmentState,
   decode,
   encode,
-  encodeDataInto,
   type PeerMessage,
   type SegmentStateValue,
   wireMs,
   wireMsDiff,
+  wireUploadState,
 } from './peer-protocol.js';
 import type { Clock, PeerTransport, TimerId } from './types.js';
-import { MIN_CHUNK_BYTES, type UploadGovernor, type UploadSource } from './upload-governor.js';
+import { PeerAvailability } from './peer-availability.js';
+import { PeerUploads, type UploadHooks } from './peer-uploads.js';
+import type { UploadGovernor } from './upload-governor.js';
 
 const log = createLogger('shoal:core:peer');
 
 /** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
 const MIN_RATE_SAMPLE_MS = 250;
-/**
- * Requests a peer may queue with us before it gets `busy`. Our own sessions never ask one peer for
- * more than one segment at a time; a peer that floods requests gets one upload at a time, served
- * oldest first among everyone's, so no more than its share of our uplink.
- */
-const MAX_QUEUED_UPLOADS = 1;
-/**
- * Segments a peer may announce at once (twice the availability map's 4096). Peers say `none` on
- * eviction, so an honest map stays near its store's size; one that only grows is a flood.
- */
-const MAX_ANNOUNCED_SEGMENTS = 8192;
 /**
  * A transfer from this peer that we cancelled while it delivered next to nothing (below
  * STALLED_BYTES_PER_S) though it said no upload was queued ahead of ours, or that it refused as
@@ -53,7 +43,7 @@ const PING_INTERVAL_MS = 1000;
 const PING_AFTER_UPLOAD_MS = 3000;
 
 /** What a peer session needs from the engine. */
-export interface PeerSessionHooks {
+export interface PeerSessionHooks extends UploadHooks {
   /** The peer's handshake arrived. */
   onReady(peer: PeerSession): void;
   /** The peer's availability changed: all of it (sequence undefined) or one segment. */
@@ -64,15 +54,6 @@ export interface PeerSessionHooks {
   onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
   /** The peer answered our request with absent or busy. */
   onRefused(peer: PeerSession, sequence: number, reason: 'absent' | 'busy'): void;
-  /** Size of a segment we can serve (stored, or being received and its size known: relayed as it arrives), or undefined. */
-  segmentSize(sequence: number): number | undefined;
-  /** How many bytes of it, from its start, may go out now (all once stored and verified), or undefined when we cannot serve it. */
-  readableBytes(sequence: number): number | undefined;
-  /** A copy of bytes [start, end) of a segment we serve, end at most its readable bytes. */
-  readSegment(sequence: number, start: number, end: number): Uint8Array | undefined;
-  /** Whether we serve requests right now. */
-  uploadEnabled(): boolean;
-  onBytesUp(bytes: number): void;
   /** The peer broke the protocol; the session is closed. The engine bans it. */
   onViolation(peer: PeerSession, reason: string): void;
   onClose(peer: PeerSession, reason: string | undefined): void;
@@ -87,18 +68,7 @@ interface Download {
   relayed: boolean;
 }
 
-interface Upload {
-  sequence: number;
-  offset: number;
-  totalBytes: number;
-  /** When the peer asked. */
-  requestedMs: number;
-  /** The data messages of the rest of the segment, written chunk by chunk as they are sent (one allocation per upload). */
-  wire: Uint8Array | undefined;
-  wireOffset: number;
-}
-
-export class PeerSession implements UploadSource {
+export class PeerSession {
   readonly id: string;
   /** Set by the remote handshake. */
   remoteUploads = false;
@@ -111,16 +81,12 @@ export class PeerSession implements UploadSource {
   private failures = 0;
   /** The peer's upload state from its last ping or pong: the pace a new request gets, and the bytes queued ahead of it. */
   private advertised: { paceBytesPerS: number; backlogBytes: number; atMs: number } | undefined;
-  private readonly availability = new Map<number, SegmentStateValue>();
+  private readonly availability = new PeerAvailability();
   private download: Download | undefined;
   /** Sequences we cancelled: their trailing chunks are ignored, not violations. */
   private readonly cancelled = new Set<number>();
-  /**
-   * Segments it is fetching and can relay: it announced `fetching` a second time (a relay does so
-   * once its first bytes arrive; see PROTOCOL.md). Only these of its `fetching` segments are asked for.
-   */
-  private readonly relaying = new Set<number>();
-  private readonly uploads: Upload[] = [];
+  /** What the peer asked us for. */
+  private readonly uploads: PeerUploads;
   private pingTimer: TimerId | undefined;
   private closed = false;
 
@@ -133,12 +99,22 @@ export class PeerSession implements UploadSource {
   ) {
     this.id = transport.remotePeerId;
     this.throughputBytesPerS = initialThroughputBytesPerS;
+    this.uploads = new PeerUploads(
+      {
+        unsent: () => (this.closed ? 0 : transport.bufferedAmount),
+        send: (message) => this.send(message),
+        sendBytes: (bytes) => this.sendBytes(bytes),
+        violation: (reason) => this.violation(reason),
+        uploading: () => this.uploading(),
+      },
+      hooks, governor, clock,
+    );
+    governor.add(this.uploads);
     transport.setEvents({
       message: (data) => this.receive(data),
       close: (reason) => this.handleClose(reason),
       drain: () => this.governor.pump(),
     });
-    governor.add(this);
   }
 
   /**
@@ -163,35 +139,7 @@ export class PeerSession implements UploadSource {
 
   /** The newest segment it says it has (undefined: none). */
   newestHeld(): number | undefined {
-    let newest: number | undefined;
-    for (const [sequence, state] of this.availability) if (state === SegmentState.has && (newest === undefined || sequence > newest)) newest = sequence;
-    return newest;
-  }
-
-  get bufferedAmount(): number {
-    return this.closed ? 0 : this.transport.bufferedAmount;
-  }
-
-  get oldestUploadMs(): number | undefined {
-    return this.nextUpload()?.requestedMs;
-  }
-
-  /** The oldest upload that can send now: a relayed segment waits for its next bytes to arrive (one gone is answered at once). */
-  private nextUpload(): Upload | undefined {
-    for (const upload of this.uploads) {
-      const readable = this.hooks.readableBytes(upload.sequence);
-      if (readable === undefined) return upload; // gone: answered at once
-      // Relayed bytes go out in chunks of at least MIN_CHUNK_BYTES, but for the rest before the
-      // last byte (held back until the relay verified the whole) and that byte.
-      if (readable > upload.offset && readable >= Math.min(upload.offset + MIN_CHUNK_BYTES, upload.totalBytes - 1)) return upload;
-    }
-    return undefined;
-  }
-
-  get backlogBytes(): number {
-    let bytes = 0;
-    for (const upload of this.uploads) bytes += upload.totalBytes - upload.offset;
-    return bytes;
+    return this.availability.newestHeld();
   }
 
   /** Sends our handshake and availability. */
@@ -201,7 +149,7 @@ export class PeerSession implements UploadSource {
   }
 
   has(sequence: number): boolean {
-    return this.availability.get(sequence) === SegmentState.has;
+    return this.availability.has(sequence);
   }
 
   /**
@@ -210,11 +158,11 @@ export class PeerSession implements UploadSource {
    * taken for the new transfer's (nothing in an ordered channel tells them apart).
    */
   mayRequest(sequence: number): boolean {
-    return (this.has(sequence) || this.relaying.has(sequence)) && !this.cancelled.has(sequence);
+    return this.availability.serves(sequence) && !this.cancelled.has(sequence);
   }
 
   isFetching(sequence: number): boolean {
-    return this.availability.get(sequence) === SegmentState.fetching;
+    return this.availability.isFetching(sequence);
   }
 
   get downloading(): number | undefined {
@@ -299,8 +247,8 @@ export class PeerSession implements UploadSource {
     this.closed = true;
     if (this.pingTimer !== undefined) this.clock.clearTimeout(this.pingTimer);
     this.pingTimer = undefined;
-    this.uploads.length = 0;
-    this.governor.remove(this);
+    this.uploads.clear();
+    this.governor.remove(this.uploads);
     this.governor.forgetPeer(this.id);
     this.hooks.onClose(this, reason);
   }
@@ -322,25 +270,16 @@ export class PeerSession implements UploadSource {
       case 'handshake':
         return this.violation('second handshake');
       case 'availability':
-        replaceAvailability(this.availability, message.firstSequence, message.states);
+        this.availability.replace(message.firstSequence, message.states);
         return this.hooks.onAvailability(this, undefined);
-      case 'have':
-        if (message.state !== SegmentState.none && !this.availability.has(message.sequence) && this.availability.size >= MAX_ANNOUNCED_SEGMENTS) {
-          return this.violation(`announced more than ${MAX_ANNOUNCED_SEGMENTS} segments at once`);
-        }
-        if (message.state === SegmentState.fetching && this.isFetching(message.sequence)) this.relaying.add(message.sequence);
-        else this.relaying.delete(message.sequence);
-        if (this.relaying.size > 64) this.relaying.delete(this.relaying.values().next().value!);
-        if (message.state === SegmentState.none) this.availability.delete(message.sequence);
-        else this.availability.set(message.sequence, message.state);
-        return this.hooks.onAvailability(this, message.sequence);
-      case 'request':
-        return this.queueUpload(message.sequence, message.offset);
-      case 'cancel': {
-        const index = this.uploads.findIndex((upload) => upload.sequence === message.sequence);
-        if (index !== -1) this.uploads.splice(index, 1);
-        return;
+      case 'have': {
+        const flood = this.availability.update(message.sequence, message.state);
+        return flood ? this.violation(flood) : this.hooks.onAvailability(this, message.sequence);
       }
+      case 'request':
+        return this.uploads.request(message.sequence, message.offset);
+      case 'cancel':
+        return this.uploads.cancel(message.sequence);
       case 'ping':
         this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
         return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState() });
@@ -375,11 +314,8 @@ export class PeerSession implements UploadSource {
           // It said it has the segment, and has it not: a liar, or an eviction that crossed our
           // request. A relay may answer `absent` when its own copy failed: it stays "fetching"
           // (live-edge seeding counts on that), not asked again before its next `have`.
-          this.relaying.delete(message.sequence);
-          if (!download.relayed) {
-            this.availability.delete(message.sequence);
-            this.failed();
-          }
+          this.availability.refused(message.sequence, download.relayed);
+          if (!download.relayed) this.failed();
         }
         return this.hooks.onRefused(this, message.sequence, message.type);
       }
@@ -426,74 +362,13 @@ export class PeerSession implements UploadSource {
     if (this.pingTimer === undefined && this.handshaken && !this.closed) this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
   }
 
-  private queueUpload(sequence: number, offset: number): void {
-    if (this.uploads.some((upload) => upload.sequence === sequence)) return this.violation(`second request for segment ${sequence}`);
-    if (!this.hooks.uploadEnabled() || this.uploads.length >= MAX_QUEUED_UPLOADS) return this.send({ type: 'busy', sequence });
-    const totalBytes = this.hooks.segmentSize(sequence);
-    if (totalBytes === undefined || offset >= totalBytes) return this.send({ type: 'absent', sequence });
-    // Behind a backlog it would wait for too long, or while we yield to our own playback: ask elsewhere.
-    if (!this.governor.accepts()) return this.send({ type: 'busy', sequence });
-    this.uploads.push({ sequence, offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
-    this.governor.pump();
-  }
-
-  /**
-   * The bytes we relayed of this segment turned out bad (our copy failed verification), or are
-   * gone: a started upload of it ends with `absent`, so that its rest never comes from another
-   * copy (the peer would get a mix, and blame us).
-   */
+  /** What we relayed of this segment is void: a started upload of it ends (PeerUploads.abandonRelayed). */
   abandonRelayedUpload(sequence: number): void {
-    const index = this.uploads.findIndex((upload) => upload.sequence === sequence && upload.offset > 0);
-    if (index === -1 || this.closed) return;
-    this.uploads.splice(index, 1);
-    this.send({ type: 'absent', sequence });
-  }
-
-  /** Sends up to `maxBytes` of the oldest upload (the governor calls this); returns the payload bytes sent. */
-  sendChunk(maxBytes: number): number {
-    const upload = this.nextUpload();
-    if (!upload || this.closed) return 0;
-    const readable = this.hooks.readableBytes(upload.sequence);
-    const end = Math.min(upload.offset + maxBytes, upload.totalBytes, readable ?? 0);
-    const payload = readable === undefined ? undefined : this.hooks.readSegment(upload.sequence, upload.offset, end);
-    if (!payload) {
-      // Evicted while we were serving it, or a relayed segment whose transfer failed.
-      this.uploads.splice(this.uploads.indexOf(upload), 1);
-      this.send({ type: 'absent', sequence: upload.sequence });
-      return 0;
-    }
-    if (!upload.wire) {
-      const remaining = upload.totalBytes - upload.offset;
-      // Chunks of MIN_CHUNK_BYTES or more, but for a relayed segment's last two (see nextUpload).
-      upload.wire = new Uint8Array(remaining + (Math.ceil(remaining / MIN_CHUNK_BYTES) + 1) * DATA_HEADER_BYTES);
-    }
-    const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
-    upload.wireOffset += message.length;
-    this.sendBytes(message);
-    this.hooks.onBytesUp(payload.length);
-    upload.offset = end;
-    if (end === upload.totalBytes) {
-      this.uploads.splice(this.uploads.indexOf(upload), 1);
-      this.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
-    }
-    return payload.length;
+    if (!this.closed) this.uploads.abandonRelayed(sequence);
   }
 }
 
 /** A rate sample blended into a peer's download rate: half the old rate, half the new. */
 function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number {
   return 0.5 * bytesPerS + 0.5 * ((bytes / elapsedMs) * 1000);
-}
-
-/** A peer's whole availability map replaces what we knew of it. */
-function replaceAvailability(availability: Map<number, SegmentStateValue>, firstSequence: number, states: readonly SegmentStateValue[]): void {
-  availability.clear();
-  states.forEach((state, i) => {
-    if (state !== SegmentState.none) availability.set(firstSequence + i, state);
-  });
-}
-
-/** Our upload state as pings carry it (32-bit fields); a pace of 0 says we do not serve. */
-function wireUploadState(advertised: { paceBytesPerS: number; backlogBytes: number }, serving: boolean): { paceBytesPerS: number; backlogBytes: number } {
-  return { paceBytesPerS: serving ? Math.min(advertised.paceBytesPerS, PACE_UNMEASURED) : 0, backlogBytes: Math.min(advertised.backlogBytes, 0xffff_ffff) };
 }
