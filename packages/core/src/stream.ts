@@ -108,9 +108,10 @@ export class Stream {
       replan,
       onAvailability: (peer, sequence) => {
         // Nobody has a segment that is not out yet: a peer claiming one is a liar, who would keep
-        // elected seeders from the origin and the others waiting for it.
+        // elected seeders from the origin and the others waiting for it. Live, only the playing
+        // rendition's playlist is fresh (the previous one's stopped refreshing at the switch).
         const claimed = sequence === undefined ? peer.newestHeld() : peer.has(sequence) ? sequence : undefined;
-        const newest = this.ordered[this.ordered.length - 1]?.sequence;
+        const newest = this.isLive && !context.isActive(this.key) ? undefined : this.ordered[this.ordered.length - 1]?.sequence;
         if (claimed !== undefined && newest !== undefined && claimed > newest + FUTURE_CLAIM_MARGIN) {
           this.pool.ban(peer, `announced segment ${claimed}, beyond the newest there is (${newest})`);
           return peer.close('announced segments that are not out yet');
