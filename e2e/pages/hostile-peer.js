@@ -4,10 +4,11 @@
 // way, named by the `behaviour` query parameter:
 //   silent       announces every segment, accepts requests, then never sends a byte
 //   trickle      answers requests with a few bytes per second
-//   flood        floods requests and `have`s, then sends an oversized and a malformed message
+//   flood        floods requests (200 a second), then sends an oversized and a malformed message
 //   liar         announces every segment and answers every request `absent`, re-announcing it
 //   wrong-bytes  answers requests with another segment's valid bytes
-// Every hostile peer advertises a fast, idle uplink, the most attractive peer in the swarm.
+// Every hostile peer advertises a fast, idle uplink, the most attractive peer in the swarm, and
+// announces exactly the segments of the current playlist window, as an honest viewer could.
 // The runner reads `window.hostilePeer.snapshot()`: what it did and what the honest peers did to it.
 // Query: src (master playlist), trackers, iceServers (JSON), behaviour.
 import { createWebRtcSignaling, infoHash, levelStreamKeys, swarmIdFromUrl } from '/lib/shoal-hlsjs/shoal-hlsjs.browser.js';
@@ -19,7 +20,9 @@ if (!behaviours.includes(behaviour)) throw new Error(`unknown behaviour "${behav
 
 const TYPE = { handshake: 1, availability: 2, have: 3, request: 4, data: 5, done: 6, absent: 7, busy: 8, cancel: 9, ping: 10, pong: 11 };
 const ADVERTISED_PACE = 10_000_000; // bytes/s: "I am fast and idle"
-const AVAILABILITY_COUNT = 4096; // the protocol's largest map: sequences 0..4095, all "has"
+/** The playlist's current window (media sequence numbers), refreshed every 2 s. */
+const window_ = { first: 0, last: -1 };
+const announcers = new Set();
 
 /** Per honest peer (its id): when it connected and closed, what it asked of us and sent us. */
 const peers = new Map();
@@ -36,13 +39,24 @@ function handshake() {
   bytes.set([0x53, 0x48, 2, 1], 1);
   return bytes;
 }
-function availabilityAll() {
-  const mapBytes = AVAILABILITY_COUNT / 8;
+function availabilityOfWindow() {
+  const count = Math.max(0, window_.last - window_.first + 1);
+  const mapBytes = Math.ceil(count / 8);
   const { bytes, view } = message(TYPE.availability, 7 + 2 * mapBytes);
-  u32(view, 1, 0);
-  view.setUint16(5, AVAILABILITY_COUNT);
-  bytes.fill(0xff, 7, 7 + mapBytes); // has: all; fetching: none
+  u32(view, 1, window_.first);
+  view.setUint16(5, count);
+  for (let i = 0; i < count; i += 1) bytes[7 + (i >> 3)] |= 0x80 >> (i & 7); // has; fetching: none
   return bytes;
+}
+
+/** Reads the first rendition's media playlist: its media sequence and segment count. */
+async function refreshWindow(levelUrl) {
+  const text = await fetch(levelUrl, { cache: 'no-store' }).then((response) => response.text());
+  const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
+  const last = first + (text.match(/#EXTINF/g) ?? []).length - 1;
+  const previous = window_.last;
+  Object.assign(window_, { first, last });
+  for (let sequence = Math.max(previous + 1, first); sequence <= last && previous >= 0; sequence += 1) for (const announce of announcers) announce(sequence);
 }
 function have(sequence, segmentState) {
   const { bytes, view } = message(TYPE.have, 6);
@@ -164,8 +178,11 @@ function onPeer(transport) {
     close(reason) {
       closed = true;
       for (const timer of timers) {
-        clearInterval(timer);
-        clearTimeout(timer);
+        if (typeof timer === 'object' && timer && 'clear' in timer) timer.clear();
+        else {
+          clearInterval(timer);
+          clearTimeout(timer);
+        }
       }
       record.closedAtMs = Date.now();
       record.closeReason = reason ?? null;
@@ -173,19 +190,19 @@ function onPeer(transport) {
     drain() {},
   });
   send(handshake());
-  send(availabilityAll());
+  send(availabilityOfWindow());
+  const announce = (sequence) => send(have(sequence, 1));
+  announcers.add(announce);
+  timers.add({ clear: () => announcers.delete(announce) });
   send(ping());
   every(1000, () => send(ping()));
   if (behaviour === 'flood') {
-    // 200 requests and 200 `have`s of never-seen sequences a second, for 20 s; then the oversized
-    // message, then one of a wrong length.
-    let next = 1;
+    // 200 requests a second over the playlist window, for 20 s; then the oversized message, then
+    // one of a wrong length.
+    let next = 0;
     every(100, () => {
-      for (let k = 0; k < 20; k += 1) {
-        send(request(next));
-        send(have(100_000 + next, 1));
-        next += 1;
-      }
+      const count = Math.max(1, window_.last - window_.first + 1);
+      for (let k = 0; k < 20; k += 1) send(request(window_.first + (next++ % count)));
     });
     later(20_000, () => {
       const oversized = new Uint8Array(64 * 1024);
@@ -208,6 +225,9 @@ async function start() {
     hls.on(globalThis.Hls.Events.ERROR, (_event, error) => error.fatal && reject(new Error(error.details)));
     hls.loadSource(src);
   });
+  const levelUrl = new URL(levels[0].url, src).href;
+  await refreshWindow(levelUrl);
+  setInterval(() => refreshWindow(levelUrl).catch(() => {}), 2_000);
   state.peerId = hostilePeerId();
   const signaling = createWebRtcSignaling({ trackers, iceServers, peerId: state.peerId });
   const swarms = levelStreamKeys(swarmIdFromUrl(src), levels).map((key) => signaling.join(infoHash(key), { peer: onPeer, error() {}, warning() {} }));
