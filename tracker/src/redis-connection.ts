@@ -19,6 +19,12 @@ export interface RedisConnectionOptions {
   url: string;
   /** CLIENT SETNAME, so that `CLIENT LIST` shows who is who. */
   name: string;
+  /**
+   * A connection whose oldest command has waited this long for its reply is dropped and made
+   * again: a Redis that hangs (stopped, swapping) would otherwise hold every reply, and every
+   * announce response held for a join's acknowledgement, for as long as its TCP connection lives.
+   */
+  replyTimeoutMs?: number;
   /** Channels to subscribe to on every (re)connection; the connection then only receives messages. */
   channels?: string[];
   onMessage?: (channel: Buffer, message: Buffer) => void;
@@ -28,6 +34,7 @@ export interface RedisConnectionOptions {
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+const REPLY_TIMEOUT_MS = 5_000;
 const READ_BUFFER_BYTES = 64 * 1024;
 const CRLF = Buffer.from('\r\n');
 
@@ -37,7 +44,8 @@ export class RedisConnection {
   private closed = false;
   private attempts = 0;
   private retryTimer: NodeJS.Timeout | null = null;
-  private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void }[] = [];
+  /** Commands awaiting their reply, oldest first, with when they were written. */
+  private readonly pending: { resolve: (reply: Reply) => void; reject: (error: Error) => void; sentMs: number }[] = [];
   private readonly reader = new ReplyReader((reply) => this.reply(reply));
   private subscriptionsPending = 0;
   private corked = false;
@@ -129,7 +137,7 @@ export class RedisConnection {
       });
     }
     return new Promise((resolve, reject) => {
-      this.pending.push({ resolve, reject });
+      this.pending.push({ resolve, reject, sentMs: Date.now() });
       socket.write(frame);
     });
   }
@@ -170,7 +178,16 @@ export class RedisConnection {
     let failure = 'connection closed';
     socket.on('error', (error: Error) => (failure = error.message));
     socket.once(tls ? 'secureConnect' : 'connect', () => void this.handshake(socket));
+    const replyTimeoutMs = this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS;
+    const watchdog = setInterval(() => {
+      const oldest = this.pending[0];
+      if (this.socket === socket && oldest && Date.now() - oldest.sentMs > replyTimeoutMs) {
+        socket.destroy(new Error(`no reply from Redis within ${replyTimeoutMs} ms`));
+      }
+    }, Math.min(1000, replyTimeoutMs / 2));
+    watchdog.unref();
     socket.once('close', () => {
+      clearInterval(watchdog);
       if (this.socket !== socket) return;
       this.socket = null;
       const wasReady = this.ready;
@@ -198,7 +215,7 @@ export class RedisConnection {
         this.subscriptionsPending = channels.length;
         await new Promise<void>((resolve, reject) => {
           // Its confirmations arrive as pushes (see reply()); the waiter settles with the last one.
-          this.pending.push({ resolve: () => resolve(), reject });
+          this.pending.push({ resolve: () => resolve(), reject, sentMs: Date.now() });
           socket.write(encode(['SUBSCRIBE', ...channels]));
         });
       }

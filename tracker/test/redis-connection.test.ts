@@ -86,6 +86,23 @@ describe('RedisConnection on a real redis-server', () => {
     expect(downs[0]).toMatch(/ECONNREFUSED/);
   });
 
+  it('gives up on a Redis that stops answering, says why, and comes back when it answers again', async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.close());
+    const downs: string[] = [];
+    let readies = 0;
+    const connection = new RedisConnection({ url: redis.url, name: 'test', replyTimeoutMs: 300, onReady: () => readies++, onDown: (reason) => downs.push(reason) });
+    cleanups.push(() => connection.disconnect());
+    await connection.open();
+    redis.child.kill('SIGSTOP');
+    cleanups.push(() => redis.child.kill('SIGCONT'));
+    await expect(connection.publish('c', [Buffer.from('x')])).rejects.toThrow(/no reply from Redis within 300 ms/);
+    expect(downs[0]).toMatch(/no reply from Redis within 300 ms/);
+    redis.child.kill('SIGCONT');
+    await expect.poll(() => readies, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    expect(await connection.publish('c', [Buffer.from('x')])).toBe(0);
+  });
+
   it('refuses a wrong password with Redis\'s own message', async () => {
     const redis = await startRedis(undefined, ['--requirepass', 's3cret']);
     cleanups.push(() => redis.close());
