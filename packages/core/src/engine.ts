@@ -245,7 +245,7 @@ export class ShoalEngine {
       if (active) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, planStream(stream, now, {
         clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
-        windows: this.windows(this.latencyMode), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
+        windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
         p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads, tickIntervalMs: this.options.tickIntervalMs,
       }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
@@ -254,10 +254,11 @@ export class ShoalEngine {
   }
 
   /** The windows of a latency mode: options never change, so each mode's are computed once. */
-  private windows(mode: EffectiveLatencyMode): ModeWindows {
+  private windows(mode: EffectiveLatencyMode, nowMs: number): ModeWindows {
     let windows = this.windowsByMode.get(mode);
     if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
-    return windows;
+    const originTroubleMs = this.throughput.marginMs(nowMs);
+    return originTroubleMs > 0 ? { ...windows, originTroubleMs } : windows;
   }
 
   /** Plans one stream; returns when to plan again (or Infinity). */

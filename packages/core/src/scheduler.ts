@@ -21,6 +21,12 @@ export interface ModeWindows {
   waitForPeers: boolean;
   /** Low mode: start P2P only if a full HTTP download still fits after the P2P attempt. */
   p2pMustLeaveHttpFallback: boolean;
+  /**
+   * Extra time, ms, a requested segment stops waiting for peers before HTTP must start: the origin
+   * failed lately (OriginThroughput), and the fallback may need a retry. Waiting only: in-flight
+   * and new P2P transfers keep the plain budget. Default 0.
+   */
+  originTroubleMs?: number;
 }
 
 export interface WindowSettings {
@@ -148,6 +154,12 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
   const wake = (atMs: number) => {
     if (atMs > nowMs && atMs < wakeAtMs) wakeAtMs = atMs;
   };
+  // Waiting for peers ends where HTTP must start, earlier while the origin is in trouble.
+  const waitOrFetch = (segment: SegmentPlan, timeLeftMs: number, httpNeedMs: number) => {
+    const waitUntilLeftMs = httpNeedMs + (windows.originTroubleMs ?? 0);
+    if (segment.requested && timeLeftMs <= waitUntilLeftMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
+    else wake(segment.deadlineMs - waitUntilLeftMs);
+  };
   const busyPeers = new Set<string>();
   let p2pInFlight = 0;
   for (const segment of input.segments) {
@@ -224,7 +236,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
         continue;
       }
       // A holder exists but is busy: wait for it until HTTP must start.
-      wake(segment.deadlineMs - httpNeedMs);
+      waitOrFetch(segment, timeLeftMs, httpNeedMs);
       continue;
     }
 
@@ -233,7 +245,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     // elected peers will fetch each new segment from the origin.
     const expectFromPeers =
       input.p2pDownload && windows.waitForPeers && input.peers.length > 0 && (segment.comingFromPeer || input.isLive);
-    if (expectFromPeers) wake(segment.deadlineMs - httpNeedMs);
+    if (expectFromPeers) waitOrFetch(segment, timeLeftMs, httpNeedMs);
     else actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
   }
   if (wakeAtMs < Infinity) actions.push({ type: 'wake', atMs: wakeAtMs });

@@ -6,7 +6,7 @@
 // (resumeOverHttp), and a transfer nobody needs any more is dropped. Done and failed transfers
 // leave the map: the segment is in the store, or the waiting loads were rejected.
 import type { EngineEmit, StreamStats } from './engine-events.js';
-import { ShoalError } from './errors.js';
+import { ShoalError, isShoalError } from './errors.js';
 import type { SegmentVerifier } from './integrity.js';
 import { createLogger } from './logger.js';
 import type { PendingLoads, LoadTiming } from './pending-loads.js';
@@ -56,14 +56,38 @@ export class Transfer {
 }
 
 /** Origin throughput over all of the engine's HTTP transfers (player loads, seeding, Range resumes). */
+/**
+ * After the origin failed a request (an error status or a network failure), a requested segment
+ * stops waiting for peers this much earlier, for ORIGIN_TROUBLE_MS (scheduler's originTroubleMs):
+ * a player that waits until the last moment HTTP can make it must not find, at that moment, an
+ * origin that needs a retry (hls.js waits 1 s) and may fail again. HTTP alone rides such bursts out
+ * on a full buffer. In-flight and new P2P transfers keep the plain budget (a viewer the origin
+ * refuses must keep its peers). Slow transfers are not taken as trouble: on a constrained downlink
+ * they are the common case, and the simulator's VOD-critical runs stalled more with them.
+ */
+export const ORIGIN_TROUBLE_MARGIN_MS = 4000;
+const ORIGIN_TROUBLE_MS = 30_000;
+
 export class OriginThroughput {
   /** Smoothed, starting from the configured assumption: what plans budget HTTP with. */
   estimateBytesPerS: number;
   /** From measurements only; undefined before the first. */
   measuredBytesPerS: number | undefined;
+  /** Until when the origin counts as in trouble (see ORIGIN_TROUBLE_MARGIN_MS). */
+  troubleUntilMs = -Infinity;
 
   constructor(initialBytesPerS: number) {
     this.estimateBytesPerS = initialBytesPerS;
+  }
+
+  /** Extra margin HTTP budgets need now. */
+  marginMs(nowMs: number): number {
+    return nowMs < this.troubleUntilMs ? ORIGIN_TROUBLE_MARGIN_MS : 0;
+  }
+
+  /** A request failed (not aborted by us). */
+  failed(nowMs: number): void {
+    this.troubleUntilMs = nowMs + ORIGIN_TROUBLE_MS;
   }
 
   sample(bytes: number, elapsedMs: number): void {
@@ -307,6 +331,7 @@ export class Transfers {
         if (!this.isCurrent(transfer)) return;
         this.drop(transfer);
         const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
+        if (!isShoalError(failure, 'ABORTED')) this.deps.throughput.failed(clock.now());
         stream.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
         this.deps.replan();
       },
