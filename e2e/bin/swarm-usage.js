@@ -34,6 +34,9 @@ report.json (schema version, Shoal commit, every figure) and report.html.
   --no-baseline       skip the HTTP-only baseline for --engine
   --no-integrity      do not verify segments from peers against the origin's SHA-256 manifest
                       (verified by default, as PeerTube does)
+  --trace             write each viewer's log to OUT/trace/ENGINE-VIEWER.log: hls.js's fragment
+                      loads, stalls with the buffer around them, and Shoal's engine log
+                      (costs CPU: for finding out why, not for figures)
   --fault A,B,...     faults, one phase after another once the viewers joined and played 10 s
                       (the same schedule for every engine, so the baseline plays under them):
                       tracker-outage: the tracker is SIGKILLed for --outage S (default 30),

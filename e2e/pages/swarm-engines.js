@@ -128,8 +128,15 @@ function countingFragmentLoader(onFragmentBytes) {
 
 // ---- Shoal glue: the only place that knows @shoal/hlsjs's API. ------------------------------
 /** hls.js + @shoal/hlsjs, from its browser bundle (packages/hlsjs/dist/shoal-hlsjs.browser.js). */
-async function createShoalEngine({ upload, trackers, iceServers, integrityManifestUrl }) {
-  const { attachShoal } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+async function createShoalEngine({ upload, trackers, iceServers, integrityManifestUrl, trace }) {
+  const { attachShoal, enableLogging } = await import('/lib/shoal-hlsjs/shoal-hlsjs.browser.js');
+  if (trace) {
+    enableLogging('shoal:*', (namespace, message, ...details) => {
+      // The engine logs printf-style (%s, %d) or with trailing details (a stream key: its rendition only).
+      const text = message.replace(/%[sd]/g, () => String(details.shift()));
+      trace(`${namespace} ${text}${details.length ? ` ${details.map((detail) => String(detail).replace(/^.*\|bw=(\d+).*$/, 'bw=$1')).join(' ')}` : ''}`);
+    });
+  }
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
   let shoal = null;
@@ -173,6 +180,7 @@ export function fragmentBytes(data) {
  * `engine`: 'http' | 'shoal' | 'p2p-media-loader' | 'p2p-media-loader-peertube' (PeerTube's live
  * settings). A viewer with P2P off always gets 'http'. `options.upload` false: the engine uploads
  * nothing to peers (Shoal's `upload: false`, p2p-media-loader's `isP2PUploadDisabled`).
+ * `options.trace`: a function taking log lines (Shoal: its engine log), or null.
  */
 export async function createEngine(engine, options) {
   if (engine === 'http' || !options.p2p) return createHttpEngine();

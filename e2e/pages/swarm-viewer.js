@@ -4,7 +4,8 @@
 // (comma-separated), maxBufferLength, liveSyncDurationCount, worker=0|1, level (-1: ABR),
 // iceServers (JSON, default []), integrity (a SHA-256 manifest URL: segments from peers are
 // verified against it by the engine, and every segment handed to hls.js by this page; absent: not
-// verified).
+// verified), trace=1 (a timestamped log of hls.js's fragment events, stalls with the buffer around
+// them and, for Shoal, its engine log, drained by each snapshot as `traceLines`).
 import { peerConnectionCounts } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
@@ -16,6 +17,16 @@ const upload = params.get('upload') !== '0';
 const trackers = (params.get('trackers') ?? '').split(',').filter(Boolean);
 const iceServers = JSON.parse(params.get('iceServers') ?? '[]');
 const video = document.getElementById('video');
+/** Trace lines not yet read by the runner (null: tracing off); capped so a stuck runner cannot grow it. */
+const traceLines = params.get('trace') === '1' ? [] : null;
+const trace = (text) => {
+  if (traceLines && traceLines.length < 50_000) traceLines.push(`${new Date().toISOString().slice(11, 23)} ${text}`);
+};
+const bufferAhead = () => {
+  const { buffered, currentTime } = video;
+  for (let i = 0; i < buffered.length; i += 1) if (buffered.start(i) <= currentTime + 0.1 && currentTime < buffered.end(i)) return buffered.end(i) - currentTime;
+  return 0;
+};
 
 const state = {
   engine: engineName,
@@ -41,11 +52,16 @@ video.addEventListener('playing', () => {
   const now = Date.now();
   if (state.firstFrameMs === null) state.firstFrameMs = now;
   const stall = openStall();
-  if (stall) stall.endMs = now;
+  if (stall) {
+    stall.endMs = now;
+    trace(`stall ends after ${now - stall.startMs} ms at ${video.currentTime.toFixed(2)} s, ${bufferAhead().toFixed(2)} s buffered`);
+  }
 });
 video.addEventListener('waiting', () => {
   if (state.firstFrameMs === null || state.ended || openStall()) return;
   state.stalls.push({ startMs: Date.now(), endMs: null, atS: video.currentTime });
+  const ranges = [...Array(video.buffered.length).keys()].map((i) => `${video.buffered.start(i).toFixed(2)}-${video.buffered.end(i).toFixed(2)}`);
+  trace(`stall at ${video.currentTime.toFixed(2)} s, buffered ${ranges.join(' ') || 'nothing'}`);
 });
 video.addEventListener('ended', () => {
   state.ended = true;
@@ -138,12 +154,13 @@ window.swarmViewer = {
       // Chromium's (coarse) JS heap figure, for the soak's memory curve.
       heapBytes: performance.memory?.usedJSHeapSize ?? null,
       segments: Object.fromEntries([...state.fragments].map(([key, fragment]) => [key, fragment.bytes])),
+      ...(traceLines ? { traceLines: traceLines.splice(0) } : {}),
     };
   },
 };
 
 try {
-  engine = await createEngine(engineName, { p2p, upload, trackers, iceServers, integrityManifestUrl: params.get('integrity') || undefined });
+  engine = await createEngine(engineName, { p2p, upload, trackers, iceServers, integrityManifestUrl: params.get('integrity') || undefined, trace: traceLines ? trace : null });
   const hlsConfig = {
     // Worker off for p2p-media-loader: 2.3.1 hands peers detached (empty) buffers when hls.js
     // transfers segments to its transmuxing worker, so its users run without it.
@@ -167,6 +184,14 @@ try {
     state.deliveredBytes += bytes;
     state.fragments.set(`${data.frag.level}:${data.frag.sn}`, { bytes, start: data.frag.start, end: data.frag.end });
   });
+  if (traceLines) {
+    hls.on(Events.FRAG_LOADING, (_event, data) => trace(`hls.js loads ${data.frag.level}:${data.frag.sn} (${data.frag.start.toFixed(2)} s), at ${video.currentTime.toFixed(2)} s, ${bufferAhead().toFixed(2)} s buffered`));
+    hls.on(Events.FRAG_LOADED, (_event, data) => {
+      const { loading } = data.frag.stats;
+      trace(`hls.js got ${data.frag.level}:${data.frag.sn}: ${fragmentBytes(data)} bytes in ${Math.round(loading.end - loading.start)} ms, ${bufferAhead().toFixed(2)} s buffered`);
+    });
+    hls.on(Events.LEVEL_SWITCHING, (_event, data) => trace(`hls.js switches to level ${data.level}`));
+  }
   hls.on(Events.FRAG_BUFFERED, (_event, data) => {
     // hls.js aligns a fragment's start to its PTS once parsed; keep the buffered position.
     const fragment = state.fragments.get(`${data.frag.level}:${data.frag.sn}`);
@@ -174,6 +199,7 @@ try {
   });
   hls.on(Events.ERROR, (_event, data) => {
     state.errors.push({ atMs: Date.now(), type: data.type, details: data.details, fatal: data.fatal });
+    trace(`hls.js error ${data.details}${data.fatal ? ' (fatal)' : ''}`);
     if (data.fatal) state.fatalError = data.details;
   });
   const level = numberParam('level', -1);

@@ -46,6 +46,7 @@ export const swarmCliOptions = {
   hostile: { type: 'string' },
   'no-baseline': { type: 'boolean', default: false },
   'no-integrity': { type: 'boolean', default: false },
+  trace: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -104,6 +105,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     network: values.network,
     nat: values.nat as NatMode | undefined,
     integrity: !values['no-integrity'],
+    trace: values.trace,
     thresholds: (values.assert ?? []).map(parseThreshold),
     faults: faults.length
       ? {

@@ -2,6 +2,7 @@
 // scenario says, sampling while they play, then the report. Without a network profile: one browser,
 // one context per viewer, all on loopback. With one (--network): one browser per viewer, each in
 // its own network namespace with its link shaped as the profile says (viewer-networks.ts).
+import { appendFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,11 @@ export interface SwarmOptions {
    * PeerTube does: default true; ignored (and said so) for an external stream.
    */
   integrity?: boolean;
+  /**
+   * Write each viewer's trace (hls.js fragment events, stalls with the buffer around them, and
+   * Shoal's engine log) to outDir/trace/ENGINE-VIEWER.log. Off by default: it costs CPU.
+   */
+  trace?: boolean;
   /** --assert thresholds, checked on the report (report.thresholds); they never throw. */
   thresholds?: Threshold[];
   /**
@@ -178,6 +184,8 @@ async function runEngine(
   const viewers: ViewerSession[] = [];
   const hostilePages: HostileSession[] = [];
   const endedAtMs = new Map<string, number>();
+  const traceDir = options.trace && options.outDir ? join(options.outDir, 'trace') : null;
+  if (traceDir) await mkdir(traceDir, { recursive: true });
   // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
   const slots = stage.kind === 'shaped' ? new ViewerSlots(stage, pages.url) : null;
   try {
@@ -199,6 +207,7 @@ async function runEngine(
         level: String(options.level ?? -1),
         iceServers: JSON.stringify(iceServersOf(stage)),
         integrity: integrityUrl ?? '',
+        ...(traceDir ? { trace: '1' } : {}),
       });
       return `${pages.url}/swarm-viewer.html?${query}`;
     };
@@ -212,7 +221,8 @@ async function runEngine(
         const browser = stage.kind === 'loopback' ? stage.browser : slot!.browser;
         // A profile's non-uploaders run their engine with upload off (and a narrow uplink).
         const uploads = slot?.linkRecord.link.uploads ?? true;
-        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p, uploads), log, ownBrowser: stage.kind === 'shaped' }));
+        const onTrace = traceDir ? (lines: string[]) => appendFileSync(`${traceDir}/${engine}-${id}.log`, `${lines.join('\n')}\n`) : undefined;
+        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p, uploads), log, onTrace, ownBrowser: stage.kind === 'shaped' }));
       } catch (error) {
         log(`${id}: could not join: ${(error as Error).message}`);
       }

@@ -48,6 +48,8 @@ export interface OpenViewerOptions {
   p2p: boolean;
   url: string;
   log?: (line: string) => void;
+  /** --trace: receives the page's log lines as each snapshot drains them. */
+  onTrace?: (lines: string[]) => void;
   /** The browser is this viewer's alone (its own network namespace): leaving closes it. */
   ownBrowser?: boolean;
 }
@@ -75,7 +77,11 @@ export async function openViewer(browser: Browser, options: OpenViewerOptions): 
           timeoutMs,
           `${options.id} snapshot`,
         );
-        if (snapshot) session.last = snapshot as ViewerSnapshot;
+        if (snapshot) {
+          const { traceLines, ...rest } = snapshot as ViewerSnapshot;
+          if (traceLines?.length) options.onTrace?.(traceLines);
+          session.last = rest;
+        }
       } catch (error) {
         options.log?.(`${options.id}: ${(error as Error).message}`);
       }

@@ -53,6 +53,8 @@ export interface ViewerSnapshot {
   storeBytes?: number | null;
   /** Shoal only: the peers this viewer banned, with why and when (epoch ms). */
   bans?: Array<{ peerId: string; reason: string; atMs: number }>;
+  /** --trace: the page's log lines since the previous snapshot (the session writes them out). */
+  traceLines?: string[];
 }
 
 export interface SegmentVerification {
