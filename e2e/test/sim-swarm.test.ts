@@ -123,4 +123,17 @@ describe('swarm simulator', () => {
     expect(report.offload!).toBeGreaterThanOrEqual(0.2);
     expect(report.stalls.count).toBe(0);
   });
+
+  it('stalls no more than HTTP alone on home-sized uplinks, and still offloads there (8 viewers, live-normal)', async () => {
+    // critical, seed 1, stalled 0.3 s where HTTP alone did not before an HTTP fallback counted the
+    // downloads sharing the viewer's downlink with it (it took 2.2 s instead of 0.75 s and came late).
+    for (const [network, floor] of [['critical', 0.3], ['realistic', 0.05]] as const) {
+      const config = { scenario: 'live-normal', peers: 8, durationS: 180, network, seed: 1 } as const;
+      const shoal = simRunReport(await runSimulation(config));
+      const http = simRunReport(await runSimulation({ ...config, engine: 'http' }));
+      expect.soft(shoal.stalls.count, network).toBeLessThanOrEqual(http.stalls.count);
+      expect.soft(shoal.stalls.seconds, network).toBeLessThanOrEqual(http.stalls.seconds);
+      expect.soft(shoal.offload!, network).toBeGreaterThanOrEqual(floor);
+    }
+  });
 });

@@ -12,7 +12,7 @@ import { SegmentState } from './peer-protocol.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
 import { playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
-import { planStream } from './stream-planner.js';
+import { downloadsLeftBytes, planStream } from './stream-planner.js';
 import { Stream } from './stream.js';
 import { OriginThroughput } from './transfers.js';
 import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
@@ -137,9 +137,10 @@ export class ShoalEngine {
   }
 
   /**
-   * Origin throughput measured over this engine's own HTTP transfers (player loads, live-edge
-   * seeding, Range resumes), bytes/s, or undefined before the first transfer large enough to time.
-   * What an HTTP-only player would see: adapters report P2P deliveries to the player's ABR at this rate.
+   * The downlink's rate as this engine's own HTTP transfers (player loads, live-edge seeding, Range
+   * resumes) measured it: every byte received while one ran, from the origin or from peers, over
+   * its duration; bytes/s, or undefined before the first transfer large enough to time. What an
+   * HTTP-only player would see: adapters report P2P deliveries to the player's ABR at this rate.
    */
   get measuredHttpThroughputBytesPerS(): number | undefined {
     return this.throughput.measuredBytesPerS;
@@ -241,11 +242,13 @@ export class ShoalEngine {
     let nextMs = Infinity;
     for (const stream of this.streams.values()) {
       const active = stream.key === this.activeKey;
+      // Every stream's downloads share the one downlink; read again for each stream, after the previous one's plan started its own.
+      const downlinkLeftBytes = [...this.streams.values()].flatMap(downloadsLeftBytes);
       if (!active && stream.waiters.size === 0 && stream.transfers.size === 0) continue;
       if (active) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, planStream(stream, now, {
         clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
-        windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
+        windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
         p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads, tickIntervalMs: this.options.tickIntervalMs,
       }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
@@ -261,7 +264,6 @@ export class ShoalEngine {
     return originTroubleMs > 0 ? { ...windows, originTroubleMs } : windows;
   }
 
-  /** Plans one stream; returns when to plan again (or Infinity). */
   private abortWaiter(stream: Stream, waiter: Waiter): void {
     const sequence = waiter.ref.sequence;
     const { removed, last } = stream.waiters.remove(waiter);

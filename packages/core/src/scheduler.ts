@@ -117,7 +117,14 @@ export interface SchedulerInput {
   /** Candidates, in any order; already-stored segments are left out by the engine. */
   segments: SegmentPlan[];
   peers: PeerPlan[];
+  /** The downlink's rate, as origin transfers measure it (all of it, not one transfer's share). */
   httpThroughputBytesPerS: number;
+  /**
+   * Bytes each download under way on this viewer's downlink (every stream's, over HTTP or from a
+   * peer) is still to receive. A new HTTP transfer shares the link with them: the plan budgets it
+   * with their bytes as well as its own (default: none).
+   */
+  downlinkLeftBytes?: readonly number[];
   windows: ModeWindows;
   p2pDownload: boolean;
   maxP2PDownloads: number;
@@ -136,6 +143,18 @@ export function httpBudgetMs(bytes: number, httpThroughputBytesPerS: number, win
   return (bytes / Math.max(httpThroughputBytesPerS, 1)) * 1000 * windows.httpSafetyFactor + windows.httpSafetyMarginMs;
 }
 
+/**
+ * Bytes the downlink carries until `bytes` of a new transfer have arrived, the link shared evenly
+ * by every download: its own, and of each other download's `leftBytes` as many as its own (one
+ * that needs fewer finishes first). `ownLeftBytes`: the new transfer replaces a download listed in
+ * `leftBytes` (a P2P transfer moved to HTTP), whose bytes are not counted twice.
+ */
+export function sharedDownlinkBytes(bytes: number, leftBytes: readonly number[], ownLeftBytes = 0): number {
+  let others = -Math.min(ownLeftBytes, bytes);
+  for (const left of leftBytes) others += Math.min(left, bytes);
+  return bytes + Math.max(others, 0);
+}
+
 /** Projected finish of an in-flight P2P transfer from its own progress (or the peer's rate before any byte). */
 export function projectP2PFinishMs(nowMs: number, transfer: InFlightP2P, sizeBytes: number, peerThroughputBytesPerS: number): number {
   const total = transfer.totalBytes ?? sizeBytes;
@@ -149,6 +168,10 @@ export function projectP2PFinishMs(nowMs: number, transfer: InFlightP2P, sizeByt
 
 export function plan(input: SchedulerInput): SchedulerAction[] {
   const { nowMs, windows } = input;
+  const downlinkLeft = input.downlinkLeftBytes ?? [];
+  /** HTTP's budget for `bytes`, on a downlink shared with the downloads under way. */
+  const httpNeedFor = (bytes: number, ownLeftBytes = 0) =>
+    httpBudgetMs(sharedDownlinkBytes(bytes, downlinkLeft, ownLeftBytes), input.httpThroughputBytesPerS, windows);
   const actions: SchedulerAction[] = [];
   let wakeAtMs = Infinity;
   const wake = (atMs: number) => {
@@ -185,7 +208,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       const remaining = Math.max(total - transfer.receivedBytes, 0);
       const peerRate = peerById.get(transfer.peerId)?.throughputBytesPerS ?? 1;
       const finishMs = projectP2PFinishMs(nowMs, transfer, segment.sizeBytes, peerRate);
-      const httpRemainderMs = httpBudgetMs(remaining, input.httpThroughputBytesPerS, windows);
+      const httpRemainderMs = httpNeedFor(remaining, remaining);
       if (finishMs <= segment.deadlineMs - windows.httpSafetyMarginMs) {
         wake(segment.deadlineMs - httpRemainderMs);
         continue;
@@ -200,7 +223,7 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       continue;
     }
 
-    const httpNeedMs = httpBudgetMs(segment.sizeBytes, input.httpThroughputBytesPerS, windows);
+    const httpNeedMs = httpNeedFor(segment.sizeBytes);
     const urgent = timeLeftMs <= httpNeedMs;
     if (urgent) {
       if (segment.requested) actions.push({ type: 'http', sequence: segment.sequence, reason: 'urgent' });

@@ -28,6 +28,8 @@ export interface PlanContext {
   playbackAtMs: number;
   windows: ModeWindows;
   httpThroughputBytesPerS: number;
+  /** Bytes every download under way on the viewer's downlink (every stream's) is still to receive. */
+  downlinkLeftBytes: number[];
   p2pDownload: boolean;
   maxP2PDownloads: number;
   tickIntervalMs: number;
@@ -91,7 +93,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       };
     });
   const actions = plan({
-    nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS,
+    nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS, downlinkLeftBytes: context.downlinkLeftBytes,
     windows, p2pDownload: context.p2pDownload, maxP2PDownloads: context.maxP2PDownloads,
   });
   let wakeMs = Infinity;
@@ -108,6 +110,14 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
   }
   return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, context.tickIntervalMs);
+}
+
+/** Bytes each of the stream's downloads under way is still to receive (segments of unknown size at their estimated size). */
+export function downloadsLeftBytes(stream: Stream): number[] {
+  return stream.transfers.downloadsLeftBytes((sequence) => {
+    const ref = stream.refs.get(sequence);
+    return ref ? estimatedSegmentBytes(ref, stream.bytesPerS) : 0;
+  });
 }
 
 /** The segment is in the store: every load waiting for it gets it from there. */

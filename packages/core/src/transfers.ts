@@ -12,6 +12,7 @@ import { createLogger } from './logger.js';
 import type { PendingLoads, LoadTiming } from './pending-loads.js';
 import type { PeerPool } from './peer-pool.js';
 import { SegmentState } from './peer-protocol.js';
+import { estimatedSegmentBytes } from './scheduler.js';
 import type { PeerSession } from './peer.js';
 import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentSource, SegmentStore } from './types.js';
 
@@ -42,6 +43,8 @@ export class Transfer {
   parked: { bytes: Uint8Array; recheckAtMs: number } | undefined;
   /** While verifying: the complete bytes (relayed to peers but for their last byte). */
   verifying: Uint8Array | undefined;
+  /** While over HTTP: bytes the request is expected to bring (a Range's length, else the segment's estimated size) and has brought. */
+  httpExpected = { bytes: 0, received: 0 };
 
   constructor(
     readonly sequence: number,
@@ -55,7 +58,6 @@ export class Transfer {
   }
 }
 
-/** Origin throughput over all of the engine's HTTP transfers (player loads, seeding, Range resumes). */
 /**
  * After the origin failed a request (an error status or a network failure), a requested segment
  * stops waiting for peers this much earlier, for ORIGIN_TROUBLE_MS (scheduler's originTroubleMs):
@@ -67,7 +69,17 @@ export class Transfer {
  */
 export const ORIGIN_TROUBLE_MARGIN_MS = 4000;
 const ORIGIN_TROUBLE_MS = 30_000;
+/** Origin transfers shorter than this are not timed: latency and TCP's slow start dominate them. */
+const MIN_TIMED_BYTES = 32 * 1024;
 
+/**
+ * What this viewer's downlink carries, as its origin transfers (player loads, live-edge seeding,
+ * Range resumes) measure it: every byte that arrived while one ran, from the origin or from
+ * peers, over its duration. An origin transfer fills the link, so that is the link's rate, not
+ * the share one transfer got of it: several transfers at once share it (the scheduler's
+ * `downlinkBytes`), and the plan budgets a new one with what the others still have to receive.
+ * One per engine: every stream's transfers share the link.
+ */
 export class OriginThroughput {
   /** Smoothed, starting from the configured assumption: what plans budget HTTP with. */
   estimateBytesPerS: number;
@@ -75,6 +87,8 @@ export class OriginThroughput {
   measuredBytesPerS: number | undefined;
   /** Until when the origin counts as in trouble (see ORIGIN_TROUBLE_MARGIN_MS). */
   troubleUntilMs = -Infinity;
+  /** Every byte the engine downloaded, from the origin or from peers: origin transfers time the link with it. */
+  receivedBytes = 0;
 
   constructor(initialBytesPerS: number) {
     this.estimateBytesPerS = initialBytesPerS;
@@ -90,9 +104,13 @@ export class OriginThroughput {
     this.troubleUntilMs = nowMs + ORIGIN_TROUBLE_MS;
   }
 
-  sample(bytes: number, elapsedMs: number): void {
-    if (bytes < 32 * 1024 || elapsedMs <= 0) return;
-    const bytesPerS = (bytes / elapsedMs) * 1000;
+  /**
+   * An origin transfer of `ownBytes` took `elapsedMs`, while the link carried `linkBytes` in all
+   * (its own and every other download's).
+   */
+  sample(ownBytes: number, linkBytes: number, elapsedMs: number): void {
+    if (ownBytes < MIN_TIMED_BYTES || elapsedMs <= 0) return;
+    const bytesPerS = (Math.max(linkBytes, ownBytes) / elapsedMs) * 1000;
     this.estimateBytesPerS = 0.7 * this.estimateBytesPerS + 0.3 * bytesPerS;
     this.measuredBytesPerS = this.measuredBytesPerS === undefined ? bytesPerS : 0.7 * this.measuredBytesPerS + 0.3 * bytesPerS;
   }
@@ -143,6 +161,23 @@ export class Transfers {
 
   sequences(): IterableIterator<number> {
     return this.bySequence.keys();
+  }
+
+  /**
+   * Bytes each download under way (over HTTP or from a peer) is still to receive, with
+   * `sizeBytes` as the size of a segment whose size is not known yet: what they will take of the
+   * downlink.
+   */
+  downloadsLeftBytes(sizeBytes: (sequence: number) => number): number[] {
+    const left: number[] = [];
+    for (const transfer of this.bySequence.values()) {
+      if (transfer.state === 'http') left.push(Math.max(transfer.httpExpected.bytes - transfer.httpExpected.received, 0));
+      else if (transfer.state === 'p2p') {
+        const progress = transfer.peer?.downloadProgress;
+        if (progress) left.push(Math.max((progress.totalBytes ?? sizeBytes(transfer.sequence)) - progress.receivedBytes, 0));
+      }
+    }
+    return left;
   }
 
   anyOverP2P(): boolean {
@@ -229,6 +264,7 @@ export class Transfers {
     // Its size is known now: peers that asked too early (and got `absent`) may ask again, for a relay.
     if (transfer.p2pBytes === 0) this.stream.pool.announce(sequence, SegmentState.fetching);
     transfer.p2pBytes += chunk.length;
+    this.deps.throughput.receivedBytes += chunk.length;
     this.stream.stats.p2pBytes += chunk.length;
     this.deps.emit('bytes-down', { streamKey: this.stream.key, source: 'p2p', bytes: chunk.length });
   }
@@ -291,6 +327,9 @@ export class Transfers {
     const range =
       prefixLength > 0 && totalBytes !== undefined ? { start: base + prefixLength, end: base + totalBytes } : ref.byteRange;
     const startedMs = clock.now();
+    const { throughput } = this.deps;
+    const linkBytesAtStart = throughput.receivedBytes;
+    transfer.httpExpected = { bytes: range ? range.end - range.start : estimatedSegmentBytes(ref, stream.bytesPerS), received: 0 };
     const origin = prefixLength > 0 ? undefined : { requestMs: startedMs, firstByteMs: undefined as number | undefined };
     transfer.origin = origin;
     let received = 0;
@@ -302,6 +341,8 @@ export class Transfers {
         transfer.firstByteMs ??= clock.now();
         if (origin) origin.firstByteMs ??= clock.now();
         received += chunk.length;
+        transfer.httpExpected.received = received;
+        throughput.receivedBytes += chunk.length;
         transfer.httpBytes += chunk.length;
         stream.stats.httpBytes += chunk.length;
         emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: chunk.length });
@@ -311,13 +352,14 @@ export class Transfers {
     http.body.then(
       (body) => {
         if (!this.isCurrent(transfer)) return;
-        this.deps.throughput.sample(body.length, clock.now() - startedMs);
         if (received === 0) {
           // A client that does not report chunks: count the body once.
+          throughput.receivedBytes += body.length;
           transfer.httpBytes += body.length;
           stream.stats.httpBytes += body.length;
           emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
         }
+        throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);
         stream.stats.httpSegments++;
         let bytes = body;
         if (transfer.prefix) {
@@ -331,7 +373,7 @@ export class Transfers {
         if (!this.isCurrent(transfer)) return;
         this.drop(transfer);
         const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
-        if (!isShoalError(failure, 'ABORTED')) this.deps.throughput.failed(clock.now());
+        if (!isShoalError(failure, 'ABORTED')) throughput.failed(clock.now());
         stream.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
         this.deps.replan();
       },

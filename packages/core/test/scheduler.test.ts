@@ -10,6 +10,7 @@ import {
   prefetchWindow,
   resolveLatencyMode,
   segmentDeadlineMs,
+  sharedDownlinkBytes,
   windowsFor,
   type PeerPlan,
   type SchedulerInput,
@@ -80,6 +81,22 @@ describe('scheduler', () => {
     expect(withoutWake(later)).toEqual([{ type: 'http', sequence: 5, reason: 'urgent' }]);
   });
 
+  it('stops waiting for peers earlier while other downloads share the downlink', () => {
+    // Two other downloads with 1 MB and 0.4 MB to go: 1 + 1 + 0.4 MB at 1 MB/s, x 1.5 + 1000 ms = 4600 ms.
+    const shared = { isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [4])], downlinkLeftBytes: [MB, 400_000] };
+    expect(plan(input(shared))).toEqual([{ type: 'wake', atMs: 30_000 - 4600 }]);
+    expect(withoutWake(plan(input({ ...shared, nowMs: 25_400 })))).toEqual([{ type: 'http', sequence: 5, reason: 'urgent' }]);
+    // Alone on the link it would still wait there.
+    expect(plan(input({ ...shared, nowMs: 25_400, downlinkLeftBytes: [] }))).toEqual([{ type: 'wake', atMs: 30_000 - 2500 }]);
+  });
+
+  it('counts the other downloads, not the transfer itself, when moving a P2P remainder to HTTP', () => {
+    // 900 KB left, listed on the downlink with another download's 2 MB: 900 + 900 KB shared, x 1.5 + 1000 ms = 3700 ms.
+    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
+    const actions = plan(input({ segments: [segment(5, 20_000, { p2p: transfer })], peers: [peer('a', [5])], downlinkLeftBytes: [900_000, 2 * MB] }));
+    expect(actions).toEqual([{ type: 'wake', atMs: 20_000 - 3700 }]);
+  });
+
   it('never prefetches over HTTP: a segment the player has not asked for is only taken from peers', () => {
     const actions = plan(input({ segments: [segment(5, 11_000, { requested: false }), segment(6, 40_000, { requested: false })], peers: [] }));
     expect(actions).toEqual([]);
@@ -111,6 +128,14 @@ describe('scheduler', () => {
     expect(withoutWake(roomy)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
     const nobody = plan(input({ windows: low, isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [])] }));
     expect(withoutWake(nobody)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
+  });
+
+  it('shares the downlink evenly: a download with fewer bytes to go than ours counts whole, a larger one as many as ours', () => {
+    expect(sharedDownlinkBytes(100, [])).toBe(100);
+    expect(sharedDownlinkBytes(100, [30, 500])).toBe(230);
+    // Replacing a listed download: its own bytes are not counted twice.
+    expect(sharedDownlinkBytes(100, [100, 30], 100)).toBe(130);
+    expect(sharedDownlinkBytes(100, [], 100)).toBe(100);
   });
 
   it('changes the windows with the latency mode', () => {
