@@ -149,6 +149,16 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
     attach(hls) {
       shoal = attachShoal(hls, { trackers, iceServers, upload, ...(integrityManifestUrl ? { integrityManifestUrl } : {}) });
       shoal.on('peer-banned', ({ peerId, reason }) => bans.push({ peerId, reason, atMs: Date.now() }));
+      if (trace) {
+        // The upload governor twice a second: what it let out, and what it measured of the uplink.
+        let uploaded = 0;
+        setInterval(() => {
+          const stats = shoal.getStats();
+          const { paceBytesPerS, queueDelayMs, yielding } = stats.upload;
+          trace(`upload: ${stats.uploadBytes - uploaded} bytes sent, pace ${Math.round(paceBytesPerS / 1000)} kB/s, uplink queue ${queueDelayMs === undefined ? '-' : Math.round(queueDelayMs)} ms${yielding ? ', yielding to playback' : ''}`);
+          uploaded = stats.uploadBytes;
+        }, 500);
+      }
     },
     counters() {
       const stats = shoal?.getStats();

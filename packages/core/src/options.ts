@@ -71,7 +71,7 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   p2pDownload: true,
   upload: true,
   uploadRateLimitBytesPerS: 0,
-  initialUploadPaceBytesPerS: 64 * 1024,
+  initialUploadPaceBytesPerS: 16 * 1024,
   maxPeers: 12,
   targetPeers: 6,
   storeBytesLimit: 64 * 1024 * 1024,

@@ -71,6 +71,8 @@ export const ORIGIN_TROUBLE_MARGIN_MS = 4000;
 const ORIGIN_TROUBLE_MS = 30_000;
 /** Origin transfers shorter than this are not timed: latency and TCP's slow start dominate them. */
 const MIN_TIMED_BYTES = 32 * 1024;
+/** Origin transfers whose rates the HTTP budget reads (its slowest): about the last 10-20 s of a live stream. */
+const RECENT_SAMPLES = 8;
 
 /**
  * What this viewer's downlink carries, as its origin transfers (player loads, live-edge seeding,
@@ -81,17 +83,25 @@ const MIN_TIMED_BYTES = 32 * 1024;
  * One per engine: every stream's transfers share the link.
  */
 export class OriginThroughput {
-  /** Smoothed, starting from the configured assumption: what plans budget HTTP with. */
-  estimateBytesPerS: number;
-  /** From measurements only; undefined before the first. */
+  /** From measurements only, smoothed; undefined before the first. */
   measuredBytesPerS: number | undefined;
+  /** The latest RECENT_SAMPLES rates measured. */
+  private readonly recent: number[] = [];
   /** Until when the origin counts as in trouble (see ORIGIN_TROUBLE_MARGIN_MS). */
   troubleUntilMs = -Infinity;
   /** Every byte the engine downloaded, from the origin or from peers: origin transfers time the link with it. */
   receivedBytes = 0;
 
-  constructor(initialBytesPerS: number) {
-    this.estimateBytesPerS = initialBytesPerS;
+  constructor(private readonly initialBytesPerS: number) {}
+
+  /**
+   * What plans budget HTTP with: the slowest of the recent transfers (the configured assumption
+   * before the first). A player that waits for peers until HTTP must start has no buffer left for
+   * a transfer slower than its budget; on a home link one in ten took two to four times the usual
+   * (browser swarm, realistic profile: TCP behind a full uplink queue), and an average let those stall.
+   */
+  get estimateBytesPerS(): number {
+    return this.recent.length > 0 ? Math.min(...this.recent) : this.initialBytesPerS;
   }
 
   /** Extra margin HTTP budgets need now. */
@@ -111,7 +121,8 @@ export class OriginThroughput {
   sample(ownBytes: number, linkBytes: number, elapsedMs: number): void {
     if (ownBytes < MIN_TIMED_BYTES || elapsedMs <= 0) return;
     const bytesPerS = (Math.max(linkBytes, ownBytes) / elapsedMs) * 1000;
-    this.estimateBytesPerS = 0.7 * this.estimateBytesPerS + 0.3 * bytesPerS;
+    this.recent.push(bytesPerS);
+    if (this.recent.length > RECENT_SAMPLES) this.recent.shift();
     this.measuredBytesPerS = this.measuredBytesPerS === undefined ? bytesPerS : 0.7 * this.measuredBytesPerS + 0.3 * bytesPerS;
   }
 }
@@ -333,6 +344,7 @@ export class Transfers {
     const origin = prefixLength > 0 ? undefined : { requestMs: startedMs, firstByteMs: undefined as number | undefined };
     transfer.origin = origin;
     let received = 0;
+    let firstByteMs: number | undefined;
     const http = this.deps.http.fetch({
       url: ref.url,
       ...(range ? { range } : {}),
@@ -340,6 +352,7 @@ export class Transfers {
         if (!this.isCurrent(transfer)) return;
         transfer.firstByteMs ??= clock.now();
         if (origin) origin.firstByteMs ??= clock.now();
+        firstByteMs ??= clock.now();
         received += chunk.length;
         transfer.httpExpected.received = received;
         throughput.receivedBytes += chunk.length;
@@ -360,6 +373,7 @@ export class Transfers {
           emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
         }
         throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);
+        log(`#${transfer.sequence} HTTP ${body.length} bytes${range ? ' (Range)' : ''}: first byte after ${firstByteMs === undefined ? '-' : firstByteMs - startedMs} ms, all after ${clock.now() - startedMs} ms`, stream.key);
         stream.stats.httpSegments++;
         let bytes = body;
         if (transfer.prefix) {

@@ -36,8 +36,12 @@ const MIN_BASE_SAMPLES = 3;
 /** One-way delay base: the minimum over two windows of this length (clock offsets cancel; a stale base ages out). */
 const BASE_WINDOW_MS = 30_000;
 /**
- * After this long without uploading, the pace starts again from the start pace: what was learnt
- * may be stale, and a pace too low to offer anyone would never be used, so never raised again.
+ * After this long without uploading, the pace starts again from the start pace, in slow start: what
+ * was learnt may be stale, and a pace too low to offer anyone would never be used, so never raised
+ * again. Slow start ends where the uplink last pushed back while uploads used the whole pace (TCP's
+ * ssthresh): doubling past it filled a slow uplink's router queue within a second (64 KiB/s to
+ * 170 kB/s on a 37 kB/s uplink in the browser swarm), and the viewer's own HTTP requests and
+ * acknowledgements waited, or were dropped, behind it.
  */
 const IDLE_RESTART_MS = 5000;
 /** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
@@ -128,6 +132,8 @@ export class UploadGovernor {
   private paceLimited = false;
   /** Until the uplink first pushes back (delay over target, or channels full), the pace doubles every second it is used. */
   private slowStart = true;
+  /** The pace at which the uplink last pushed back while uploads used all of it (undefined: not yet). */
+  private ceiling: number | undefined;
   /**
    * What the channels actually took, over windows of a second or more: payload bytes handed to
    * them, whether they were full, and whether uploads sat idle (out of data, or yielding: then
@@ -143,7 +149,7 @@ export class UploadGovernor {
     private readonly clock: Clock,
     /** A hard cap from the options (0: none). */
     private readonly capBytesPerS: number,
-    /** Pace before the first delay sample (default option: 512 kbit/s; the controller cuts it within a second or two where the uplink is slower, and doubles it every second where the uplink stays idle). */
+    /** Pace before the first delay sample (default option: 128 kbit/s, below nearly every home uplink; it doubles every second the uplink stays uncongested, and the controller cuts it where the uplink is slower). */
     private readonly initialPaceBytesPerS: number,
   ) {
     this.refilledMs = clock.now();
@@ -207,8 +213,16 @@ export class UploadGovernor {
     fresh.sort((a, b) => a - b);
     const delayMs = fresh[(fresh.length - 1) >> 1]!;
     this.queueDelayMs = delayMs;
-    if (delayMs > TARGET_QUEUE_DELAY_MS) this.slowStart = false;
+    if (delayMs > TARGET_QUEUE_DELAY_MS) {
+      this.slowStart = false;
+      if (this.paceLimited) this.ceiling = this.pace;
+    }
+    const before = this.pace;
     this.pace = nextPace(this.pace, this.queueDelayMs, now - this.controlledMs, this.paceLimited, this.capBytesPerS, this.slowStart);
+    if (this.slowStart && this.ceiling !== undefined && this.pace > this.ceiling) {
+      this.pace = Math.max(before, this.ceiling);
+      this.slowStart = false;
+    }
     const windowMs = now - this.window.startMs;
     if (windowMs >= 1000) {
       // Channels that filled up while there was always more to send took less than the pace: the
@@ -217,6 +231,7 @@ export class UploadGovernor {
       if (this.window.channelsFull && !this.window.idle) {
         this.slowStart = false;
         this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, (this.window.bytes / windowMs) * 1000 * 1.1));
+        this.ceiling = this.pace;
       }
       this.window = { startMs: now, bytes: 0, channelsFull: false, idle: !this.pending() };
     }
@@ -238,11 +253,14 @@ export class UploadGovernor {
 
   private restartIfIdle(): void {
     const now = this.clock.now();
-    if (now - this.lastSentMs < IDLE_RESTART_MS || this.pace >= this.initialPaceBytesPerS) return;
+    const start = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
+    if (now - this.lastSentMs < IDLE_RESTART_MS || this.pace >= start) return;
     // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
     if (this.pending()) return;
-    this.pace = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
+    this.pace = start;
     this.slowStart = true;
+    // The controller's next step counts from here: the idle time before is no time at this pace.
+    this.controlledMs = now;
   }
 
   /** Some upload has data to send. */

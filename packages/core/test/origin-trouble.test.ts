@@ -59,7 +59,8 @@ describe('origin in trouble', () => {
     // The origin fails a request (404 here; a 503 burst alike).
     troubled.origin.files.delete(troubled.refs[2]!.url);
     const failed = troubled.engine.loadSegment(troubled.refs[2]!).result.catch((error: unknown) => error);
-    await troubled.clock.advance(500);
+    // Past the segment's deadline (4 s): it waits for peers until HTTP must start, then fails.
+    await troubled.clock.advance(2000);
     expect(await failed).toMatchObject({ code: 'HTTP_STATUS' });
     const troubledMs = await httpStartAfterMs(troubled, 6);
     expect(calmMs - troubledMs).toBeGreaterThanOrEqual(ORIGIN_TROUBLE_MARGIN_MS - 600);
