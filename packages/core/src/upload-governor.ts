@@ -144,6 +144,8 @@ export class UploadGovernor {
   private timer: TimerId | undefined;
   /** When data was last sent, over any source. */
   lastSentMs = -Infinity;
+  /** When an upload last had data to send (sent, or waiting for tokens or for full channels). */
+  private lastBusyMs = -Infinity;
 
   constructor(
     private readonly clock: Clock,
@@ -254,9 +256,8 @@ export class UploadGovernor {
   private restartIfIdle(): void {
     const now = this.clock.now();
     const start = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
-    if (now - this.lastSentMs < IDLE_RESTART_MS || this.pace >= start) return;
     // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
-    if (this.pending()) return;
+    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= start) return;
     this.pace = start;
     this.slowStart = true;
     // The controller's next step counts from here: the idle time before is no time at this pace.
@@ -290,6 +291,7 @@ export class UploadGovernor {
         this.window.idle = true;
         return;
       }
+      this.lastBusyMs = now;
       if (unsent >= sendBufferBytes) {
         // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
         this.window.channelsFull = true;

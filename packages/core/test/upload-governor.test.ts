@@ -118,6 +118,39 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it('restarts after idle from its start pace, and its slow start stops where the uplink last pushed back', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 16 * 1024);
+    const samples = async (count: number, delayMs: number) => {
+      for (let i = 0; i < count; i++) {
+        governor.delaySample('a', 1000 + delayMs);
+        await clock.advance(250);
+      }
+    };
+    const busy = new Source(clock, 0, 10_000_000);
+    governor.add(busy);
+    governor.pump();
+    await samples(3, 0); // the base
+    await samples(8, 0); // slow start: doubling per second
+    const pushedBackAt = governor.stats.paceBytesPerS;
+    expect(pushedBackAt).toBeGreaterThan(32 * 1024);
+    await samples(10, 400); // the uplink's queue fills: the pace falls, below the start pace
+    expect(governor.stats.paceBytesPerS).toBeLessThan(pushedBackAt);
+    governor.remove(busy);
+    await clock.advance(6000); // idle
+    const again = new Source(clock, clock.now(), 10_000_000);
+    governor.add(again);
+    governor.pump();
+    expect(governor.stats.paceBytesPerS).toBe(16 * 1024);
+    // The first sample after the pause does not count the idle seconds as time at the pace.
+    await samples(1, 0);
+    expect(governor.stats.paceBytesPerS).toBeLessThan(16 * 1024 * 1.3);
+    // Doubling again, but not past where the uplink pushed back; then only probing (+15%/s).
+    await samples(12, 0);
+    expect(governor.stats.paceBytesPerS).toBeLessThan(pushedBackAt * 1.15 ** 2);
+    governor.destroy();
+  });
+
   it('reads its queue from the median of its peers\' delays, which one lying peer cannot pull down', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 100_000);
