@@ -7,6 +7,7 @@ import { EngineEvents, type EngineEventName, type EngineListener, type EngineSta
 import { ShoalError } from './errors.js';
 import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
+import { OriginThroughput } from './origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { SegmentState } from './peer-protocol.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
@@ -14,7 +15,6 @@ import { playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type
 import { MemorySegmentStore } from './segment-store.js';
 import { downloadsLeftBytes, planStream } from './stream-planner.js';
 import { Stream } from './stream.js';
-import { OriginThroughput } from './transfers.js';
 import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
 import { UploadGovernor } from './upload-governor.js';
 

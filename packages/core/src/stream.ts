@@ -6,7 +6,8 @@ import { LiveEdgeSeeding } from './live-edge-seeding.js';
 import type { EngineOptions } from './options.js';
 import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
 import { PendingLoads } from './pending-loads.js';
-import { Transfers, type OriginThroughput } from './transfers.js';
+import type { OriginThroughput } from './origin-throughput.js';
+import { Transfers } from './transfers.js';
 import type { Clock, HttpClient, SegmentRef, SegmentStore } from './types.js';
 import type { UploadGovernor } from './upload-governor.js';
 

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
 import { PROTOCOL_VERSION, encode } from '../src/peer-protocol.js';
-import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/transfers.js';
+import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/origin-throughput.js';
 import { FakeOrigin, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 
