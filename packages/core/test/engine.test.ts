@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports, type SimChannelEnd } from '../src/testing.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
@@ -17,11 +17,7 @@ function expectSameBytes(actual: Uint8Array, expected: Uint8Array | undefined) {
   expect(Buffer.compare(actual, expected!), 'bytes differ').toBe(0);
 }
 
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 function world() {
   const clock = new VirtualClock();

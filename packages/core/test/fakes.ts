@@ -1,6 +1,8 @@
 // Test doubles for the engine's injected interfaces, on the testing kit's virtual clock: an origin
 // serving files with byte counters and a throughput model, and a tracker hub that links engines
 // with the kit's simulated data channels (latency, bandwidth, bufferedAmount, drain).
+import { afterEach } from 'vitest';
+import type { ShoalEngine } from '../src/engine.js';
 import { ShoalError } from '../src/errors.js';
 import { linkTransports, type LinkOptions, type SimChannelEnd, type VirtualClock } from '../src/testing.js';
 import type {
@@ -182,4 +184,13 @@ export class ManualSignaling implements Signaling {
   destroy(): void {
     this.destroyed = true;
   }
+}
+
+/** The engines a test file makes: push each one here; every one is destroyed after each test. */
+export function enginesDestroyedAfterEach(): ShoalEngine[] {
+  const engines: ShoalEngine[] = [];
+  afterEach(() => {
+    for (const engine of engines.splice(0)) engine.destroy();
+  });
+  return engines;
 }

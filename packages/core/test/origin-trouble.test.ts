@@ -1,18 +1,14 @@
 // A player that waits for peers until the last moment HTTP can make it must not meet, at that
 // moment, an origin in trouble: after a failed origin request, it stops waiting earlier for a while. Engine on the virtual clock, a live stream, one connected peer that has nothing.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
 import { PROTOCOL_VERSION, encode } from '../src/peer-protocol.js';
 import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/origin-throughput.js';
-import { FakeOrigin, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 async function liveWithOnePeer() {
   const clock = new VirtualClock();

@@ -2,11 +2,11 @@
 // bytes arrive, so a chain of hops costs about one transfer time, not one per hop; its last byte
 // waits until the relay verified the whole, so bad bytes from upstream cost downstream peers a
 // refetch but never get the honest relay banned.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { FakeOrigin, ManualSignaling, UNPACED, makeSegments, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
@@ -15,11 +15,7 @@ const SEGMENT_BYTES = 200_000;
 const LINK = { bytesPerS: 50_000, latencyMs: 20 };
 const atStart: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
 
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 function world() {
   const clock = new VirtualClock();

@@ -1,20 +1,16 @@
 // How often the engine plans: each plan snapshots the streams, so a plan per event (every playback
 // report, every availability message) dominated the swarm simulator's profile at 1,000 viewers.
 // Plans run on the engine's clock: an idle engine without peers fires a timer only to plan.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
 import type { PlaybackState } from '../src/types.js';
-import { FakeOrigin, makeSegments } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, makeSegments } from './fakes.js';
 import { VirtualClock } from '../src/testing.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS + 30, isLive: false });
 
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 describe('re-planning', () => {
   it('plans at most once a second on steady playback reports, and at once after a seek or a pause', async () => {

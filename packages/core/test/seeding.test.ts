@@ -1,10 +1,10 @@
 // Live-edge seeding when every peer knows only its direct neighbours (a partial view of the
 // swarm, as with a tracker that hands each peer a few others): how many peers fetch each new live
 // segment from the origin. Ideal: 1.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, ManualSignaling, UNPACED, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { Prng, VirtualClock, linkTransports } from '../src/testing.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
@@ -12,11 +12,7 @@ const SEGMENT_S = 2;
 const SEGMENT_BYTES = 200_000;
 const WINDOW = 10;
 
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 interface SeedingRun {
   /** Origin requests per live segment published after warm-up, one entry per segment. */

@@ -2,10 +2,10 @@
 // once per viewer, whatever happens around it (integrity checks that lag behind the live edge,
 // ABR switches, a store too small for the prefetch window).
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import type { SegmentRef } from '../src/types.js';
-import { FakeOrigin, FakeTracker, UNPACED, makeSegments, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, peerId, UNPACED } from './fakes.js';
 import { VirtualClock } from '../src/testing.js';
 
 const SD = 'https://origin.test/live.m3u8|shoal1|bw=400000';
@@ -16,11 +16,7 @@ const WINDOW = 10;
 const sha256hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const nodeSha256 = async (data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest());
 
-let engines: ShoalEngine[] = [];
-afterEach(() => {
-  for (const engine of engines) engine.destroy();
-  engines = [];
-});
+const engines = enginesDestroyedAfterEach();
 
 /**
  * A live origin like e2e's: one segment per rendition every 2 s, file names unique per
