@@ -1,15 +1,12 @@
 import { expect, test } from '@playwright/test';
 import { runSwarm } from '../src/swarm/run-swarm.js';
+import { swarmLog } from './swarm-log.js';
 
 // One short Shoal swarm (3 viewers, real Chromium, origin and tracker process) through faults one
 // after another: the tracker killed for 8 s and restarted with a viewer joining meanwhile, the
 // viewer uploading most crashing, then a silent and a trickling peer joining. The player keeps
 // playing through all of them, and every segment it got matches the origin's SHA-256 manifest.
 // Ceilings with margin for a busy 2-core machine; the figures are benchmarks (npm run swarm -- --fault).
-const log = (line: string) => {
-  if (process.env.SHOAL_SWARM_LOG === '1') console.log(line);
-};
-
 test('a 3-viewer Shoal swarm plays through a tracker outage, a crashing uploader, and silent and trickling peers', async () => {
   test.setTimeout(240_000);
   const report = await runSwarm({
@@ -19,7 +16,7 @@ test('a 3-viewer Shoal swarm plays through a tracker outage, a crashing uploader
     engines: ['shoal'],
     outDir: test.info().outputPath('faults'),
     faults: { faults: ['tracker-outage', 'peer-crash', 'hostile-peers'], outageS: 8, crashes: 1, hostile: ['silent', 'trickle'], hostileS: 18 },
-    log,
+    log: swarmLog,
   });
   const faults = report.faults!;
   const events = faults.events.map((event) => `${event.tS} s ${event.what}`).join('\n');

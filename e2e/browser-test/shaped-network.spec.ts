@@ -2,15 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from '@playwright/test';
 import { runSwarm } from '../src/swarm/run-swarm.js';
+import { swarmLog } from './swarm-log.js';
 import { startShapedViewers } from '../src/swarm/viewer-networks.js';
 
 // Viewers on shaped links: each its own Chromium in its own network namespace, tc tbf both ways
 // (e2e/src/swarm/viewer-networks.ts). The caps are upper bounds (shaping that leaks fails);
 // the floors are far below them, for a busy 2-core machine.
-const log = (line: string) => {
-  if (process.env.SHOAL_SWARM_LOG === '1') console.log(line);
-};
-
 test('a viewer namespace on the realistic profile gets its 2 Mbit/s down and 0.44x-of-684-kbit/s up, no more', async () => {
   test.setTimeout(60_000);
   const shaped = await startShapedViewers({ count: 1, profile: 'realistic', bitrateBitsPerS: 684_000 });
@@ -64,7 +61,7 @@ test('a 3-viewer Shoal swarm on the mixed profile offloads through shaped links 
     engines: ['shoal'],
     network: 'mixed',
     outDir: test.info().outputPath('mixed'),
-    log,
+    log: swarmLog,
   });
   const network = report.network!;
   expect(network.profile).toBe('mixed');

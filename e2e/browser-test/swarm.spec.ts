@@ -1,13 +1,10 @@
 import { expect, test } from '@playwright/test';
 import { runSwarm } from '../src/swarm/run-swarm.js';
+import { swarmLog } from './swarm-log.js';
 
 // Small swarms of real Chromium viewers through the real origin and Shoal's tracker process.
 // Floors on offload and ceilings on stalls, with margin for a busy 2-core machine; the
 // figures themselves are benchmarks (npm run swarm), not assertions.
-const log = (line: string) => {
-  if (process.env.SHOAL_SWARM_LOG === '1') console.log(line);
-};
-
 test('a 4-viewer live-normal Shoal swarm offloads at least half the ideal, beside an HTTP-only baseline', async () => {
   test.setTimeout(330_000);
   const report = await runSwarm({
@@ -16,7 +13,7 @@ test('a 4-viewer live-normal Shoal swarm offloads at least half the ideal, besid
     durationS: 60,
     engines: ['http', 'shoal'],
     outDir: test.info().outputPath('live-normal'),
-    log,
+    log: swarmLog,
   });
   const [baseline, shoal] = report.runs;
   expect(baseline!.engine).toBe('http');
@@ -40,7 +37,7 @@ test('a 4-viewer VOD Shoal swarm offloads at least half the ideal', async () => 
     durationS: 45,
     engines: ['shoal'],
     outDir: test.info().outputPath('vod'),
-    log,
+    log: swarmLog,
   });
   expect(report.startupMs.notStarted).toBe(0);
   expect(report.perPeer.filter((peer) => peer.fatalError).map((peer) => `${peer.id}: ${peer.fatalError}`)).toEqual([]);
@@ -57,7 +54,7 @@ test('p2p-media-loader viewers exchange segments through our tracker', async () 
     durationS: 30,
     engines: ['p2p-media-loader'],
     outDir: test.info().outputPath('p2p-media-loader'),
-    log,
+    log: swarmLog,
   });
   expect(report.engine).toBe('p2p-media-loader');
   expect(report.hlsWorker).toBe(false);

@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { runSwarm } from '../src/swarm/run-swarm.js';
+import { swarmLog } from './swarm-log.js';
 
 // Issue 17: on a home-sized uplink, uploads must not cost the viewer its own playback. Each
 // viewer is its own Chromium on a shaped link (tc tbf, the uplink's router buffer 600 ms):
@@ -7,10 +8,6 @@ import { runSwarm } from '../src/swarm/run-swarm.js';
 // plays and an engine that uploads as fast as SCTP lets it fills the router's queue, so that its
 // own HTTP requests and acknowledgements wait behind it. HTTP alone runs first on the same links.
 // Floors, not timings: stall time may exceed HTTP's by a margin a busy 2-core machine needs.
-const log = (line: string) => {
-  if (process.env.SHOAL_SWARM_LOG === '1') console.log(line);
-};
-
 test('on uplinks that saturate, Shoal stalls no more than HTTP alone, and still uploads', async () => {
   test.setTimeout(300_000);
   const report = await runSwarm({
@@ -20,7 +17,7 @@ test('on uplinks that saturate, Shoal stalls no more than HTTP alone, and still 
     engines: ['http', 'shoal'],
     network: 'critical',
     outDir: test.info().outputPath('critical'),
-    log,
+    log: swarmLog,
   });
   const [http, shoal] = report.runs as [(typeof report.runs)[0], (typeof report.runs)[0]];
   const summary = (run: typeof http) =>
