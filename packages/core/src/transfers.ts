@@ -272,10 +272,9 @@ export class Transfers {
     const startedMs = clock.now();
     const { throughput } = this.deps;
     const linkBytesAtStart = throughput.receivedBytes;
-    transfer.httpExpected = { bytes: range ? range.end - range.start : estimatedSegmentBytes(ref, stream.bytesPerS), received: 0 };
+    const expected = (transfer.httpExpected = { bytes: range ? range.end - range.start : estimatedSegmentBytes(ref, stream.bytesPerS), received: 0 });
     const origin = prefixLength > 0 ? undefined : { requestMs: startedMs, firstByteMs: undefined as number | undefined };
     transfer.origin = origin;
-    let received = 0;
     let firstByteMs: number | undefined;
     const http = this.deps.http.fetch({
       url: ref.url,
@@ -285,8 +284,7 @@ export class Transfers {
         transfer.firstByteMs ??= clock.now();
         if (origin) origin.firstByteMs ??= clock.now();
         firstByteMs ??= clock.now();
-        received += chunk.length;
-        transfer.httpExpected.received = received;
+        expected.received += chunk.length;
         throughput.receivedBytes += chunk.length;
         transfer.httpBytes += chunk.length;
         stream.stats.httpBytes += chunk.length;
@@ -297,7 +295,7 @@ export class Transfers {
     http.body.then(
       (body) => {
         if (!this.isCurrent(transfer)) return;
-        if (received === 0) {
+        if (expected.received === 0) {
           // A client that does not report chunks: count the body once.
           throughput.receivedBytes += body.length;
           transfer.httpBytes += body.length;
