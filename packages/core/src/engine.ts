@@ -11,7 +11,7 @@ import { OriginThroughput } from './origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { SegmentState } from './peer-protocol.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
-import { playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
+import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
 import { downloadsLeftBytes, planStream } from './stream-planner.js';
 import { Stream } from './stream.js';
@@ -60,6 +60,8 @@ export class ShoalEngine {
   private readonly throughput: OriginThroughput;
   private tickTimer: TimerId | undefined;
   private tickAtMs = Infinity;
+  /** Since when meeting peers has waited for the player (undefined: it does not). */
+  private meetingHeldSinceMs: number | undefined;
   private destroyed = false;
 
   constructor(options: EngineOptionsInput, deps: EngineDeps) {
@@ -113,8 +115,8 @@ export class ShoalEngine {
     if (this.activeKey !== undefined) this.previousKey = this.activeKey;
     this.activeKey = streamKey;
     log('active stream', streamKey);
-    const stream = this.stream(streamKey);
-    stream.pool.join(this.signaling);
+    // Its swarm is joined now, or by the tick after meeting peers stops waiting for the player.
+    if (!this.meetingPeersWaits(this.clock.now())) this.stream(streamKey).pool.join(this.signaling);
     for (const other of this.streams.values()) {
       if (other.key !== this.activeKey && other.key !== this.previousKey) other.pool.leave();
     }
@@ -240,12 +242,17 @@ export class ShoalEngine {
     if (this.destroyed) return;
     const now = this.clock.now();
     let nextMs = Infinity;
+    const meetingWaits = this.meetingPeersWaits(now);
+    if (meetingWaits) nextMs = this.meetingHeldSinceMs! + MAX_MEETING_WAIT_MS;
     for (const stream of this.streams.values()) {
       const active = stream.key === this.activeKey;
       // Every stream's downloads share the one downlink; read again for each stream, after the previous one's plan started its own.
       const downlinkLeftBytes = [...this.streams.values()].flatMap(downloadsLeftBytes);
       if (!active && stream.waiters.size === 0 && stream.transfers.size === 0) continue;
-      if (active) nextMs = Math.min(nextMs, stream.pool.topUp());
+      if (active && !meetingWaits) {
+        stream.pool.join(this.signaling);
+        nextMs = Math.min(nextMs, stream.pool.topUp());
+      }
       nextMs = Math.min(nextMs, planStream(stream, now, {
         clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
@@ -254,6 +261,13 @@ export class ShoalEngine {
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
+  }
+
+  /** Whether the active swarm's join and its requests for more peers wait for the player now (see meetingPeersWaits). */
+  private meetingPeersWaits(now: number): boolean {
+    const waits = meetingPeersWaits(this.playback, now - (this.meetingHeldSinceMs ?? now));
+    this.meetingHeldSinceMs = waits ? (this.meetingHeldSinceMs ?? now) : undefined;
+    return waits;
   }
 
   /** The windows of a latency mode: options never change, so each mode's are computed once. */

@@ -307,9 +307,27 @@ export function playbackWantsPlan(
  * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
  */
 export function playbackAtRisk(state: PlaybackState): boolean {
-  if (state.rate === 0) return false;
+  return state.rate !== 0 && bufferLow(state);
+}
+
+function bufferLow(state: PlaybackState): boolean {
   const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
   return state.bufferedUntilS - state.positionS < lowS;
+}
+
+/** Longest that meeting peers waits for the player: past it, what holds the player up may be the origin, and peers could help. */
+export const MAX_MEETING_WAIT_MS = 10_000;
+
+/**
+ * Whether meeting peers (joining the swarm, asking the tracker for more) waits: the offers, answers
+ * and handshakes take a home uplink for a second or two, and the viewer's own requests and the
+ * acknowledgements of its downloads queue behind them (browser swarm, 125 kbit/s uplinks: a
+ * newcomer's second segment took 2.7 s instead of 0.35 s while it met four peers, and it stalled).
+ * It waits while the player has less than the low mark buffered (its start, a seek, a stall;
+ * paused or not), for at most MAX_MEETING_WAIT_MS. Without a player's reports it does not wait.
+ */
+export function meetingPeersWaits(state: PlaybackState | undefined, waitedMs: number): boolean {
+  return state !== undefined && waitedMs < MAX_MEETING_WAIT_MS && bufferLow(state);
 }
 
 /** A segment's size: exact for byte ranges, else estimated from the stream's bitrate (bytes per second of media). */

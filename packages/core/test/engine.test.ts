@@ -253,6 +253,28 @@ describe('engine', () => {
     expect(w.tracker.peerRequests).toBeGreaterThan(before);
   });
 
+  it('meets peers once the player has its low mark buffered, or after 10 s of waiting for it', async () => {
+    const low: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 0, isLive: true, liveEdgeS: 6 };
+    const starting = world();
+    const engine = starting.make(1);
+    engine.setPlayback(low); // autoplay, nothing buffered yet: the join's handshakes would delay its first segments
+    engine.registerStream({ streamKey: LIVE, isLive: true, segments: makeSegments(starting.origin, LIVE, 3) });
+    await starting.clock.advance(1000);
+    expect(starting.tracker.swarms.size).toBe(0);
+    engine.setPlayback({ ...low, positionS: 1, bufferedUntilS: 5 });
+    await starting.clock.advance(10);
+    expect(starting.tracker.swarms.size).toBe(1);
+
+    const stuck = world();
+    const waiting = stuck.make(1);
+    waiting.setPlayback(low);
+    waiting.registerStream({ streamKey: LIVE, isLive: true, segments: makeSegments(stuck.origin, LIVE, 3) });
+    await stuck.clock.advance(9000);
+    expect(stuck.tracker.swarms.size).toBe(0);
+    await stuck.clock.advance(1500); // the origin may be what holds the player up: peers could help
+    expect(stuck.tracker.swarms.size).toBe(1);
+  });
+
   it('counts a peer met in two rendition swarms once at the top level, and once in each stream', async () => {
     const w = world();
     const hd = 'https://origin.test/live.m3u8|shoal1|bw=5000000';

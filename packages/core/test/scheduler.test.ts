@@ -6,6 +6,8 @@ import {
   parkedStep,
   plan,
   playbackAtRisk,
+  meetingPeersWaits,
+  MAX_MEETING_WAIT_MS,
   playbackWantsPlan,
   prefetchWindow,
   resolveLatencyMode,
@@ -258,6 +260,11 @@ describe('planning around plan()', () => {
     expect(playbackAtRisk({ ...playing, bufferedUntilS: 13 })).toBe(false);
     expect(playbackAtRisk({ ...playing, bufferedUntilS: 11, rate: 0 })).toBe(false);
     expect(playbackAtRisk({ ...playing, isLive: true, targetLatencyS: 2, bufferedUntilS: 11.5 })).toBe(false); // half of 2 s
+    // Meeting peers waits for the low mark whether or not the player plays yet, at most 10 s; without reports it does not wait.
+    expect(meetingPeersWaits({ ...playing, bufferedUntilS: 11, rate: 0 }, 0)).toBe(true);
+    expect(meetingPeersWaits({ ...playing, bufferedUntilS: 11 }, MAX_MEETING_WAIT_MS)).toBe(false);
+    expect(meetingPeersWaits({ ...playing, bufferedUntilS: 13 }, 0)).toBe(false);
+    expect(meetingPeersWaits(undefined, 0)).toBe(false);
   });
 });
 
