@@ -49,6 +49,8 @@ interface Upload {
 
 export class PeerUploads implements UploadSource {
   private readonly queue: Upload[] = [];
+  /** When data last went to this peer. */
+  lastSentMs = -Infinity;
 
   constructor(
     private readonly channel: UploadChannel,
@@ -84,6 +86,8 @@ export class PeerUploads implements UploadSource {
     // Behind a backlog it would wait for too long, or while we yield to our own playback: ask elsewhere.
     if (!this.governor.accepts()) return this.channel.send({ type: 'busy', sequence });
     this.queue.push({ sequence, offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
+    // Its pings come a second apart from now on: they time our uplink while we upload to it.
+    this.channel.uploading();
     this.governor.pump();
   }
 
@@ -129,6 +133,7 @@ export class PeerUploads implements UploadSource {
     const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
     upload.wireOffset += message.length;
     this.channel.sendBytes(message);
+    this.lastSentMs = this.clock.now();
     this.hooks.onBytesUp(payload.length);
     upload.offset = end;
     if (end === upload.totalBytes) {

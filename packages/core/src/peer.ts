@@ -35,11 +35,15 @@ const FAILURE_BACKOFF_MS = 1000;
 const MAX_FAILURE_BACKOFF_MS = 60_000;
 const STALLED_BYTES_PER_S = 2048;
 /**
- * While we upload (and for as long again after), pings measure our uplink's queueing delay and
- * tell every peer our upload state, this often. Otherwise only the handshake's ping does: an idle
- * peer's pace does not change.
+ * While we upload to a peer (and for PING_AFTER_UPLOAD_MS after), pings measure our uplink's
+ * queueing delay and tell it our upload state, this often; while we upload to others, every
+ * OTHER_PEER_PING_INTERVAL_MS, for our upload state. Otherwise only the handshake's ping does: an
+ * idle peer's pace does not change. Every message costs a home uplink a packet and the peer's
+ * SCTP acknowledgement another: at a ping a second to every neighbour, pings, pongs and the
+ * acknowledgements of both took about a tenth of a 125 kbit/s uplink in the browser swarm.
  */
 const PING_INTERVAL_MS = 1000;
+const OTHER_PEER_PING_INTERVAL_MS = 4000;
 const PING_AFTER_UPLOAD_MS = 3000;
 
 /** What a peer session needs from the engine. */
@@ -88,6 +92,8 @@ export class PeerSession {
   /** What the peer asked us for. */
   private readonly uploads: PeerUploads;
   private pingTimer: TimerId | undefined;
+  /** The pending ping is the slow one (to a peer we do not upload to). */
+  private pingTimerSlow = false;
   private closed = false;
 
   constructor(
@@ -354,12 +360,22 @@ export class PeerSession {
     this.pingTimer = undefined;
     if (this.closed) return;
     this.send({ type: 'ping', sentMs: wireMs(this.clock.now()), ...this.ownUploadState() });
-    if (this.clock.now() - this.governor.lastSentMs < PING_AFTER_UPLOAD_MS) this.pingTimer = this.clock.setTimeout(() => this.ping(), PING_INTERVAL_MS);
+    const now = this.clock.now();
+    if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
+    this.pingTimerSlow = !this.uploadingHere(now);
+    this.pingTimer = this.clock.setTimeout(() => this.ping(), this.pingTimerSlow ? OTHER_PEER_PING_INTERVAL_MS : PING_INTERVAL_MS);
   }
 
-  /** The governor sent data (over any peer): ping again if we were idle. */
+  private uploadingHere(now: number): boolean {
+    return this.uploads.oldestUploadMs !== undefined || now - this.uploads.lastSentMs < PING_AFTER_UPLOAD_MS;
+  }
+
+  /** Uploading began (to this peer, or over any after a pause): ping now unless a ping a second is under way. */
   uploading(): void {
-    if (this.pingTimer === undefined && this.handshaken && !this.closed) this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
+    if (!this.handshaken || this.closed) return;
+    if (this.pingTimer !== undefined && !this.pingTimerSlow) return;
+    if (this.pingTimer !== undefined) this.clock.clearTimeout(this.pingTimer);
+    this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
   }
 
   /** What we relayed of this segment is void: a started upload of it ends (PeerUploads.abandonRelayed). */

@@ -210,6 +210,49 @@ describe('upload governor', () => {
     uploader.close();
   });
 
+  it('pings the peer it uploads to every second, its other neighbours every 4 s (each message costs a small uplink a packet and an acknowledgement)', async () => {
+    const clock = new VirtualClock();
+    const segment = new Uint8Array(60_000);
+    const hooks = (serves: boolean): PeerSessionHooks => ({
+      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
+      onSegment: (peer, sequence) => peer.request(sequence + 1),
+      segmentSize: () => (serves ? segment.length : undefined),
+      readableBytes: () => (serves ? segment.length : undefined),
+      readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
+      uploadEnabled: () => serves,
+      onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
+    });
+    const governor = new UploadGovernor(clock, 0, 64 * 1024);
+    const pings = new Map<string, number>();
+    const session = (remote: number) => {
+      const [mine, theirs] = linkTransports(clock, peerId(remote), peerId(1), { bytesPerS: 20_000, latencyMs: 30 });
+      const send = theirs.send.bind(theirs);
+      theirs.send = (data: Uint8Array) => {
+        if (data[0] === 0x0a) pings.set(peerId(remote), (pings.get(peerId(remote)) ?? 0) + 1);
+        send(data);
+      };
+      const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
+      const uploader = new PeerSession(theirs, clock, hooks(true), governor, 500_000);
+      downloader.start(false, 0, []);
+      uploader.start(true, 0, [1]);
+      return { downloader, uploader };
+    };
+    const asking = session(2);
+    const idle = session(3);
+    await clock.advance(100);
+    asking.downloader.request(0);
+    await clock.advance(2000);
+    pings.clear();
+    await clock.advance(20_000);
+    expect(pings.get(peerId(2))).toBeGreaterThanOrEqual(18);
+    expect(pings.get(peerId(3)) ?? 0).toBeGreaterThanOrEqual(3);
+    expect(pings.get(peerId(3)) ?? 0).toBeLessThanOrEqual(7);
+    for (const { downloader, uploader } of [asking, idle]) {
+      downloader.close();
+      uploader.close();
+    }
+  });
+
   it('does not advertise its start pace: until its uplink pushes back, requesters judge its rate by what they measured', async () => {
     const clock = new VirtualClock();
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 10_000_000, latencyMs: 30 });
