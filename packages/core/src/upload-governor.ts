@@ -29,7 +29,7 @@ const BURST_S = 0.05;
 const WAKE_GRID_MS = 20;
 /** Bytes SCTP may hold unsent over all peers, as time at the current pace (at least one chunk). */
 const SEND_BUFFER_S = 0.1;
-/** A delay sample older than this says nothing about the queue now (peers we upload to are pinged every second). */
+/** A delay sample older than this says nothing about the queue now (peers we upload to are pinged every second, others every 4 s). */
 const SAMPLE_MAX_AGE_MS = 1500;
 /** A peer's first samples set its base; its delays count from this many on (a first sample taken behind a full queue would read as no queue). */
 const MIN_BASE_SAMPLES = 3;
@@ -200,7 +200,9 @@ export class UploadGovernor {
    * unknown offset is included): the rise over its minimum is the queueing delay on our side
    * (plus any on the peer's downlink). The uplink is shared by every peer, so the recent rises
    * should agree: their median counts, which one peer lying in its pongs cannot move far (the
-   * smallest would let any one peer talk us into filling our uplink).
+   * smallest would let any one peer talk us into filling our uplink). Recent ones are mostly from
+   * the peers we upload to (pinged every second, the others every 4 s): a liar that is the only
+   * one of them can hide our queue until the player's low buffer stops uploads (setYielding).
    */
   delaySample(peerId: string, oneWayMs: number): void {
     const now = this.clock.now();
