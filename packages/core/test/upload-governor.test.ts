@@ -37,6 +37,20 @@ class Source implements UploadSource {
   }
 }
 
+/** A session's hooks: it serves a 60 kB segment of every sequence (or nothing), and asks for the next segment as soon as one arrives (an uploader never short of work). */
+function hooks(serves: boolean): PeerSessionHooks {
+  const segment = new Uint8Array(60_000);
+  return {
+    onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
+    onSegment: (peer, sequence) => peer.request(sequence + 1),
+    segmentSize: () => (serves ? segment.length : undefined),
+    readableBytes: () => (serves ? segment.length : undefined),
+    readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
+    uploadEnabled: () => serves,
+    onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
+  };
+}
+
 describe('upload governor', () => {
   it('cuts the pace when the queueing delay is above target, grows it below target only while it held uploads back', () => {
     expect(nextPace(100_000, 6 * TARGET_QUEUE_DELAY_MS, 1000, true)).toBeCloseTo(25_000, -2); // far above: /4 per second
@@ -177,19 +191,6 @@ describe('upload governor', () => {
     const clock = new VirtualClock();
     const linkBytesPerS = 20_000;
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: linkBytesPerS, latencyMs: 30 });
-    const segment = new Uint8Array(60_000);
-    const hooks = (serves: boolean): PeerSessionHooks => ({
-      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
-      onSegment: (peer, sequence) => {
-        // Ask again at once: the uploader is never short of work.
-        peer.request(sequence + 1);
-      },
-      segmentSize: () => (serves ? segment.length : undefined),
-      readableBytes: () => (serves ? segment.length : undefined),
-      readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
-      uploadEnabled: () => serves,
-      onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
-    });
     const uploaderGovernor = new UploadGovernor(clock, 0, 64 * 1024);
     const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
     const uploader = new PeerSession(theirs, clock, hooks(true), uploaderGovernor, 500_000);
@@ -212,16 +213,6 @@ describe('upload governor', () => {
 
   it('pings the peer it uploads to every second, its other neighbours every 4 s (each message costs a small uplink a packet and an acknowledgement)', async () => {
     const clock = new VirtualClock();
-    const segment = new Uint8Array(60_000);
-    const hooks = (serves: boolean): PeerSessionHooks => ({
-      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
-      onSegment: (peer, sequence) => peer.request(sequence + 1),
-      segmentSize: () => (serves ? segment.length : undefined),
-      readableBytes: () => (serves ? segment.length : undefined),
-      readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
-      uploadEnabled: () => serves,
-      onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
-    });
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
     const pings = new Map<string, number>();
     const session = (remote: number) => {
