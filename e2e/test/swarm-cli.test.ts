@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { usage } from '../bin/swarm-usage.js';
 import { networkProfiles } from '../src/network-profiles.js';
 import { parseSwarmArgs, swarmCliOptions } from '../src/swarm/cli-options.js';
-import type { RunReport } from '../src/swarm/report.js';
+import type { RunReport } from '../src/swarm/report-schema.js';
 import { natModes } from '../src/swarm/stage.js';
 import { scenarios } from '../src/swarm/scenarios.js';
 import { checkThresholds, parseThreshold, thresholdMetrics } from '../src/swarm/thresholds.js';

@@ -5,7 +5,8 @@
 import { cpus } from 'node:os';
 import { networkProfile, viewerUploads } from '../network-profiles.js';
 import { idealOffload, offload } from '../swarm/metrics.js';
-import { buildSwarmReport, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from '../swarm/report.js';
+import { buildSwarmReport, summarizeRun, type RunRecord } from '../swarm/report.js';
+import type { RunReport, SwarmReport } from '../swarm/report-schema.js';
 import type { ViewerSnapshot } from '../swarm/viewer-snapshot.js';
 import type { SimulationResult } from './simulation.js';
 

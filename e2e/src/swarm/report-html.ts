@@ -1,7 +1,7 @@
 // report.html: one self-contained page (inline CSS and SVG, no scripts or external files) that
 // shows a swarm comparison at a glance.
 import type { DirectionReport, NetworkReport } from './link-report.js';
-import type { PeerReport, RunReport, SwarmReport } from './report.js';
+import type { PeerReport, RunReport, SwarmReport } from './report-schema.js';
 
 const engineColors: Record<string, string> = { shoal: '#1f77b4', 'p2p-media-loader': '#9467bd', 'p2p-media-loader-peertube': '#e377c2', http: '#7f7f7f' };
 const colorOf = (engine: string) => engineColors[engine] ?? '#2ca02c';

@@ -1,6 +1,6 @@
 // The compact terminal view of a swarm report: one row per engine run.
 import { renderNetworkLines } from './link-report.js';
-import type { RunReport, SwarmReport } from './report.js';
+import type { RunReport, SwarmReport } from './report-schema.js';
 import { renderFaultLines } from './report-faults.js';
 
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);

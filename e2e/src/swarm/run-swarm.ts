@@ -13,7 +13,8 @@ import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js'
 import { FAULT_WARMUP_S, FaultDriver, faultPhaseS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
 import type { MemoryPoint } from './memory-report.js';
 import type { TimelinePoint } from './metrics.js';
-import { buildSwarmReport, REPORT_SCHEMA_VERSION, summarizeRun, type RunRecord, type RunReport, type SwarmReport } from './report.js';
+import { buildSwarmReport, summarizeRun, type RunRecord } from './report.js';
+import { REPORT_SCHEMA_VERSION, type RunReport, type SwarmReport } from './report-schema.js';
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';

@@ -1,7 +1,7 @@
 // QA gates: `--assert offload>=0.6 --assert stalls<=baseline --assert shoal:fetches<=1.5`.
 // Each threshold is checked against every engine run of the comparison except the HTTP-only
 // baseline (or only the named engine's), and the CLI exits with its own code when one fails.
-import type { RunReport } from './report.js';
+import type { RunReport, ThresholdResult } from './report-schema.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
 
 /** The figures a threshold can name, each read from one engine run's report. */
@@ -28,16 +28,6 @@ export interface Threshold {
   operator: Operator;
   /** A number, or the same figure of the HTTP-only baseline run. */
   bound: number | 'baseline';
-}
-
-export interface ThresholdResult {
-  threshold: string;
-  engine: EngineName;
-  actual: number | null;
-  bound: number | null;
-  pass: boolean;
-  /** Why it failed, when the figure or the baseline is missing. */
-  reason?: string;
 }
 
 export function parseThreshold(text: string): Threshold {

@@ -1,0 +1,128 @@
+// report.json's shape: one engine run's report (RunReport, with each viewer's PeerReport) and the
+// comparison's (SwarmReport). report.ts fills it from what the runner collected.
+import type { LoadVerdict, OffloadPoint } from './metrics.js';
+import type { NetworkReport } from './link-report.js';
+import type { MemoryReport } from './memory-report.js';
+import type { FaultReport } from './report-faults.js';
+import type { ConnectionCounts, EngineName, SegmentVerification } from './viewer-snapshot.js';
+
+export interface PeerReport {
+  id: string;
+  p2p: boolean;
+  /** The network profile made this viewer a non-uploader: its engine ran with upload off. */
+  nonUploading: boolean;
+  joinedAtS: number;
+  leftAtS: number | null;
+  startupMs: number | null;
+  stalls: { count: number; seconds: number };
+  /** Stall intervals in seconds since the run started, for the timeline chart. */
+  stallTimeline: Array<{ startS: number; endS: number }>;
+  httpBytes: number;
+  p2pBytes: number;
+  uploadedBytes: number;
+  deliveredBytes: number;
+  playedBytes: number;
+  wasteBytes: number;
+  playedSeconds: number;
+  latencyS: number | null;
+  avgBitrateKbps: number | null;
+  peersConnected: number;
+  fatalError: string | null;
+  errors: number;
+  /** hls.js error details (the last 20) with when they happened, s since the run started. */
+  errorLog: Array<{ atS: number; details: string; fatal: boolean }>;
+}
+
+export interface RunReport {
+  scenario: string;
+  engine: EngineName;
+  peers: number;
+  durationS: number;
+  streamUrl: string;
+  trackerUrl: string | null;
+  /** false for an external stream: origin figures are then estimates from the viewers' counters. */
+  originCounted: boolean;
+  offload: number | null;
+  ideal: number;
+  efficiency: number | null;
+  originFetchesPerSegment: number | null;
+  /** Against the HTTP-only baseline of the same comparison; null without one. */
+  originSaving: number | null;
+  wasteBytes: number;
+  /** waste / bytes played. */
+  wasteFraction: number | null;
+  originSegmentBytes: number | null;
+  originSegmentRequests: number | null;
+  /** Bytes of the distinct segments the origin served. */
+  distinctSegmentBytes: number | null;
+  /**
+   * Bytes of the distinct segments handed to at least one player: the denominator of origin
+   * fetches per segment (prefetched or seeded segments nobody played do not count).
+   */
+  distinctDeliveredSegmentBytes: number | null;
+  deliveredBytes: number;
+  playedBytes: number;
+  clientHttpBytes: number;
+  clientP2pBytes: number;
+  clientUploadedBytes: number;
+  countersAgree: boolean | null;
+  countersDifference: number | null;
+  stalls: { count: number; seconds: number; secondsPerViewerMinute: number };
+  startupMs: { p50: number | null; max: number | null; notStarted: number };
+  latencyS: { p50: number | null };
+  bitrateKbps: { avg: number | null };
+  viewerMinutes: number;
+  offloadOverTime: OffloadPoint[];
+  hlsWorker: boolean | null;
+  loadAverage: { before: number; peak: number };
+  trackerStats: Record<string, unknown> | null;
+  /** Each viewer's link and what it carried (null: all viewers on loopback, unshaped). */
+  network: NetworkReport | null;
+  /** Segments from peers were verified against the origin's SHA-256 manifest (null: no P2P). */
+  integrity: boolean | null;
+  /**
+   * The viewers' peer connections by how they connected, summed over the viewers (a connection
+   * between two viewers is counted at both ends); null when no page reported them.
+   */
+  connections: ConnectionCounts | null;
+  /** Every segment handed to hls.js, checked by the viewer page against the origin's SHA-256 manifest. */
+  verification: SegmentVerification | null;
+  faults: FaultReport | null;
+  memory: MemoryReport | null;
+  notes: string[];
+  perPeer: PeerReport[];
+}
+
+/** report.json's shape version: bumped when a field changes meaning or goes away. */
+export const REPORT_SCHEMA_VERSION = 2;
+
+export interface SwarmReport extends RunReport {
+  schemaVersion: number;
+  /** The Shoal commit that ran (git HEAD, "+dirty" with local changes); null outside a checkout. */
+  shoalCommit: string | null;
+  /** Set when the run was cut short (interrupted, watchdog): the figures cover what ran. */
+  partial: { reason: string } | null;
+  /** The --assert thresholds, checked (empty without any). */
+  thresholds: ThresholdResult[];
+  /** Every engine run of the comparison, in the order they ran. */
+  runs: RunReport[];
+  /** The HTTP-only run the others are compared with; null when none ran. */
+  baseline: RunReport | null;
+  validity: LoadVerdict | null;
+  /** Figures that are only meaningful relative to the baseline. */
+  versusBaseline: Array<{ engine: EngineName; originSaving: number | null; addedStalls: number | null; startupDeltaMs: number | null }>;
+  createdAt: string;
+  machine: { cpus: number; platform: string; node: string };
+  command: string;
+}
+
+/** One --assert threshold, checked against one engine run. */
+export interface ThresholdResult {
+  threshold: string;
+  engine: EngineName;
+  actual: number | null;
+  bound: number | null;
+  pass: boolean;
+  /** Why it failed, when the figure or the baseline is missing. */
+  reason?: string;
+}
