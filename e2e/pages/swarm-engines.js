@@ -140,6 +140,7 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
   // Fragments Shoal hands back to hls.js's own loader (none expected) still count as HTTP bytes.
   let fallbackHttpBytes = 0;
   let shoal = null;
+  let traceTimer;
   /** Peers this viewer banned: { peerId, reason, atMs }. */
   const bans = [];
   return {
@@ -152,7 +153,7 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
       if (trace) {
         // The upload governor twice a second: what it let out, and what it measured of the uplink.
         let uploaded = 0;
-        setInterval(() => {
+        traceTimer = setInterval(() => {
           const stats = shoal.getStats();
           const { paceBytesPerS, queueDelayMs, yielding } = stats.upload;
           trace(`upload: ${stats.uploadBytes - uploaded} bytes sent, pace ${Math.round(paceBytesPerS / 1000)} kB/s, uplink queue ${queueDelayMs === undefined ? '-' : Math.round(queueDelayMs)} ms${yielding ? ', yielding to playback' : ''}`);
@@ -172,6 +173,7 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
       };
     },
     destroy() {
+      clearInterval(traceTimer);
       shoal?.destroy();
     },
   };

@@ -273,17 +273,16 @@ export class Transfers {
     const { throughput } = this.deps;
     const linkBytesAtStart = throughput.receivedBytes;
     const expected = (transfer.httpExpected = { bytes: range ? range.end - range.start : estimatedSegmentBytes(ref, stream.bytesPerS), received: 0 });
-    const origin = prefixLength > 0 ? undefined : { requestMs: startedMs, firstByteMs: undefined as number | undefined };
-    transfer.origin = origin;
-    let firstByteMs: number | undefined;
+    // This request's timing; the player's too when the whole segment comes from the origin.
+    const timing = { requestMs: startedMs, firstByteMs: undefined as number | undefined };
+    transfer.origin = prefixLength > 0 ? undefined : timing;
     const http = this.deps.http.fetch({
       url: ref.url,
       ...(range ? { range } : {}),
       onData: (chunk) => {
         if (!this.isCurrent(transfer)) return;
         transfer.firstByteMs ??= clock.now();
-        if (origin) origin.firstByteMs ??= clock.now();
-        firstByteMs ??= clock.now();
+        timing.firstByteMs ??= clock.now();
         expected.received += chunk.length;
         throughput.receivedBytes += chunk.length;
         transfer.httpBytes += chunk.length;
@@ -303,7 +302,7 @@ export class Transfers {
           emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
         }
         throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);
-        log(`#${transfer.sequence} HTTP ${body.length} bytes${range ? ' (Range)' : ''}: first byte after ${firstByteMs === undefined ? '-' : firstByteMs - startedMs} ms, all after ${clock.now() - startedMs} ms`, stream.key);
+        log(`#${transfer.sequence} HTTP ${body.length} bytes${range ? ' (Range)' : ''}: first byte after ${timing.firstByteMs === undefined ? '-' : timing.firstByteMs - startedMs} ms, all after ${clock.now() - startedMs} ms`, stream.key);
         stream.stats.httpSegments++;
         let bytes = body;
         if (transfer.prefix) {

@@ -122,6 +122,8 @@ export interface UploadGovernorStats {
 
 export class UploadGovernor {
   private pace: number;
+  /** Where the pace starts, and restarts after idle: the start option, within the cap. */
+  private readonly startPace: number;
   private tokens = 0;
   private refilledMs: number;
   private readonly sources = new Set<UploadSource>();
@@ -152,11 +154,12 @@ export class UploadGovernor {
     /** A hard cap from the options (0: none). */
     private readonly capBytesPerS: number,
     /** Pace before the first delay sample (default option: 128 kbit/s, below nearly every home uplink; it doubles every second the uplink stays uncongested, and the controller cuts it where the uplink is slower). */
-    private readonly initialPaceBytesPerS: number,
+    initialPaceBytesPerS: number,
   ) {
     this.refilledMs = clock.now();
     this.controlledMs = clock.now();
-    this.pace = capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS;
+    this.startPace = capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS;
+    this.pace = this.startPace;
   }
 
   get stats(): UploadGovernorStats {
@@ -257,10 +260,9 @@ export class UploadGovernor {
 
   private restartIfIdle(): void {
     const now = this.clock.now();
-    const start = this.capBytesPerS > 0 ? Math.min(this.initialPaceBytesPerS, this.capBytesPerS) : this.initialPaceBytesPerS;
     // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
-    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= start) return;
-    this.pace = start;
+    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= this.startPace) return;
+    this.pace = this.startPace;
     this.slowStart = true;
     // The controller's next step counts from here: the idle time before is no time at this pace.
     this.controlledMs = now;
