@@ -367,7 +367,8 @@ export class PeerSession {
   }
 
   private uploadingHere(now: number): boolean {
-    return this.uploads.oldestUploadMs !== undefined || now - this.uploads.lastSentMs < PING_AFTER_UPLOAD_MS;
+    // Queued counts, ready or not: a relayed segment's upload waits for its next bytes between chunks.
+    return this.uploads.backlogBytes > 0 || now - this.uploads.lastSentMs < PING_AFTER_UPLOAD_MS;
   }
 
   /** Uploading began (to this peer, or over any after a pause): ping now unless a ping a second is under way. */
@@ -375,6 +376,7 @@ export class PeerSession {
     if (!this.handshaken || this.closed) return;
     if (this.pingTimer !== undefined && !this.pingTimerSlow) return;
     if (this.pingTimer !== undefined) this.clock.clearTimeout(this.pingTimer);
+    this.pingTimerSlow = false;
     this.pingTimer = this.clock.setTimeout(() => this.ping(), 0);
   }
 

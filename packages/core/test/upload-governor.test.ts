@@ -37,14 +37,18 @@ class Source implements UploadSource {
   }
 }
 
-/** A session's hooks: it serves a 60 kB segment of every sequence (or nothing), and asks for the next segment as soon as one arrives (an uploader never short of work). */
-function hooks(serves: boolean): PeerSessionHooks {
+/**
+ * A session's hooks: it serves a 60 kB segment of every sequence (or nothing; or, relaying, only
+ * its first `readable` bytes so far), and asks for the next segment as soon as one arrives (an
+ * uploader never short of work).
+ */
+function hooks(serves: boolean, readable?: number): PeerSessionHooks {
   const segment = new Uint8Array(60_000);
   return {
     onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
     onSegment: (peer, sequence) => peer.request(sequence + 1),
     segmentSize: () => (serves ? segment.length : undefined),
-    readableBytes: () => (serves ? segment.length : undefined),
+    readableBytes: () => (serves ? (readable ?? segment.length) : undefined),
     readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
     uploadEnabled: () => serves,
     onBytesUp: () => {}, onViolation: () => {}, onClose: () => {},
@@ -211,11 +215,11 @@ describe('upload governor', () => {
     uploader.close();
   });
 
-  it('pings the peer it uploads to every second, its other neighbours every 4 s (each message costs a small uplink a packet and an acknowledgement)', async () => {
+  it('pings the peers it uploads to every second (a relay waiting for bytes too), its other neighbours every 4 s (each message costs a small uplink a packet and an acknowledgement)', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
     const pings = new Map<string, number>();
-    const session = (remote: number) => {
+    const session = (remote: number, readable?: number) => {
       const [mine, theirs] = linkTransports(clock, peerId(remote), peerId(1), { bytesPerS: 20_000, latencyMs: 30 });
       const send = theirs.send.bind(theirs);
       theirs.send = (data: Uint8Array) => {
@@ -223,22 +227,25 @@ describe('upload governor', () => {
         send(data);
       };
       const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
-      const uploader = new PeerSession(theirs, clock, hooks(true), governor, 500_000);
+      const uploader = new PeerSession(theirs, clock, hooks(true, readable), governor, 500_000);
       downloader.start(false, 0, []);
       uploader.start(true, 0, [1]);
       return { downloader, uploader };
     };
     const asking = session(2);
     const idle = session(3);
+    const relayed = session(4, 0); // its segment's bytes have not reached us yet
     await clock.advance(100);
     asking.downloader.request(0);
+    relayed.downloader.request(0);
     await clock.advance(2000);
     pings.clear();
     await clock.advance(20_000);
     expect(pings.get(peerId(2))).toBeGreaterThanOrEqual(18);
+    expect(pings.get(peerId(4))).toBeGreaterThanOrEqual(18);
     expect(pings.get(peerId(3)) ?? 0).toBeGreaterThanOrEqual(3);
     expect(pings.get(peerId(3)) ?? 0).toBeLessThanOrEqual(7);
-    for (const { downloader, uploader } of [asking, idle]) {
+    for (const { downloader, uploader } of [asking, idle, relayed]) {
       downloader.close();
       uploader.close();
     }
