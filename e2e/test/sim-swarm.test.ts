@@ -115,6 +115,14 @@ describe('swarm simulator', () => {
     expect(report.countersAgree).toBe(true);
   });
 
+  it('finishes a run whose peer-request timer falls due a rounding error early (seed 5)', async () => {
+    // The pool asked for more peers when `now - last >= 5000` and called the tick back at
+    // `last + 5000`; in floating point the first can be false at the second, and the engine's tick
+    // rescheduled itself at the same virtual instant forever (this run never ended).
+    const report = simRunReport(await runSimulation({ scenario: 'live-low', peers: 6, durationS: 90, network: 'unlimited', seed: 5 }));
+    expect(report.stalls.count).toBe(0);
+  }, 20_000);
+
   it('shares segments that do not fit the deadline at an uploader\'s start pace (live-low)', async () => {
     // A 171 kB segment at the governor's 64 KiB/s start pace takes 2.6 s, past live-low's P2P
     // deadline: requesters must judge an unmeasured uploader by their own measurement, or P2P is

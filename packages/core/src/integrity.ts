@@ -73,7 +73,7 @@ export class SegmentVerifier {
 
   private async expectedHash(ref: SegmentRef, refresh: boolean): Promise<string | undefined> {
     const now = this.clock.now();
-    if (!this.manifest || (refresh && now - this.manifestFetchedMs >= MANIFEST_REFRESH_MS)) {
+    if (!this.manifest || (refresh && now >= this.nextRefreshMs)) {
       this.manifestFetchedMs = now;
       this.manifest = this.fetchManifest();
     }

@@ -105,7 +105,10 @@ export class PeerPool {
   topUp(): number {
     if (!this.swarm || this.peers.size >= this.deps.options.targetPeers) return Infinity;
     const now = this.deps.clock.now();
-    if (now - this.lastPeerRequestMs >= PEER_REQUEST_INTERVAL_MS) {
+    // Compared as the time returned (not `now - last >= interval`): in floating point that
+    // difference can fall short of the interval at the very time returned, and the tick called
+    // back then would be called back at once, forever.
+    if (now >= this.lastPeerRequestMs + PEER_REQUEST_INTERVAL_MS) {
       this.lastPeerRequestMs = now;
       this.swarm.requestPeers();
     }
