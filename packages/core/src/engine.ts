@@ -9,7 +9,6 @@ import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
 import { OriginThroughput } from './origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
-import { SegmentState } from './peer-protocol.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
 import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
@@ -80,7 +79,7 @@ export class ShoalEngine {
       deps.sha256 ?? webCryptoSha256,
       (message) => this.emit('warning', { message }),
     );
-    this.store.onEvict((streamKey, sequence) => this.streams.get(streamKey)?.pool.announce(sequence, SegmentState.none));
+    this.store.onEvict((streamKey, sequence) => this.streams.get(streamKey)?.pool.evicted(sequence));
   }
 
   on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {

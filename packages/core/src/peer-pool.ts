@@ -14,6 +14,8 @@ const log = createLogger('shoal:core:peer-pool');
 
 /** How often, at most, the pool asks the trackers for more peers while below target. */
 const PEER_REQUEST_INTERVAL_MS = 5000;
+/** Told: `fetching`, said twice (a relay, PROTOCOL.md Session 2). */
+const RELAYING = 'relaying';
 
 /** What the pool hands to the engine: everything about segments in transit. */
 export interface PeerPoolOwner {
@@ -53,6 +55,8 @@ export class PeerPool {
   /** Set before join() returns: signaling may hand over peers synchronously. */
   private joined = false;
   private lastPeerRequestMs = -Infinity;
+  /** What the peers were last told of each segment we fetch or hold (none: not in the map). */
+  private readonly told = new Map<number, SegmentStateValue | typeof RELAYING>();
 
   constructor(private readonly deps: PeerPoolDeps) {}
 
@@ -89,11 +93,40 @@ export class PeerPool {
     return false;
   }
 
-  /** Tells every handshaken peer a segment's new state. */
+  /**
+   * Tells every handshaken peer a segment's new state, once: a `fetching` already said is not said
+   * again (peers would take the second for a relay, see announceRelaying), and `none` goes out only
+   * to take back something said. Every `have` costs each neighbour's link a packet and an SCTP
+   * acknowledgement: on a home uplink, chatter the viewer's own requests wait behind.
+   */
   announce(sequence: number, state: SegmentStateValue): void {
-    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
+    const before = this.told.get(sequence);
+    const said = state === SegmentState.none ? before === undefined : before === state || (before === RELAYING && state === SegmentState.fetching);
+    if (said) return;
+    if (state === SegmentState.none) this.told.delete(sequence);
+    else this.told.set(sequence, state);
+    this.tell(sequence, state);
     // A stored segment's last byte may go out to peers we relayed it to.
     if (state === SegmentState.has) this.deps.governor.pump();
+  }
+
+  /** Our transfer from a peer got its first bytes: we relay it as it arrives, which peers learn from `fetching` said a second time. */
+  announceRelaying(sequence: number): void {
+    const before = this.told.get(sequence);
+    if (before === RELAYING || before === SegmentState.has) return;
+    if (before !== SegmentState.fetching) this.tell(sequence, SegmentState.fetching);
+    this.tell(sequence, SegmentState.fetching);
+    this.told.set(sequence, RELAYING);
+  }
+
+  /** The store evicted the segment: `none`, whatever was said before (a shared store may hold segments this pool never announced). */
+  evicted(sequence: number): void {
+    this.told.delete(sequence);
+    this.tell(sequence, SegmentState.none);
+  }
+
+  private tell(sequence: number, state: SegmentStateValue): void {
+    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
   }
 
   /** What we relayed of a segment is void (our copy failed verification): uploads of it that started end. */

@@ -166,8 +166,8 @@ export class Transfers {
    */
   relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined {
     const transfer = this.bySequence.get(sequence);
-    // Before its first bytes a transfer's size is not known: a request then gets `absent`, and
-    // onChunk announces the segment again once they arrive.
+    // Before its first bytes a transfer's size is not known (nor is it announced): a request then
+    // gets `absent`, and onChunk announces the relay once they arrive.
     const received = transfer?.state === 'p2p' ? transfer.peer?.downloadBuffer : undefined;
     if (received?.sequence === sequence) return { bytes: received.bytes, readableBytes: Math.min(received.receivedBytes, received.bytes.length - 1) };
     const complete = transfer?.verifying ?? transfer?.parked?.bytes;
@@ -204,8 +204,8 @@ export class Transfers {
     const transfer = this.bySequence.get(sequence);
     if (!transfer || transfer.peer !== peer) return;
     transfer.firstByteMs ??= this.deps.clock.now();
-    // Its size is known now: peers that asked too early (and got `absent`) may ask again, for a relay.
-    if (transfer.p2pBytes === 0) this.stream.pool.announce(sequence, SegmentState.fetching);
+    // Its size is known now: peers may ask us for it, and get it relayed as it arrives.
+    if (transfer.p2pBytes === 0) this.stream.pool.announceRelaying(sequence);
     transfer.p2pBytes += chunk.length;
     this.deps.throughput.receivedBytes += chunk.length;
     this.stream.stats.p2pBytes += chunk.length;
@@ -238,7 +238,9 @@ export class Transfers {
   private start(sequence: number, state: 'http' | 'p2p', peer: PeerSession | undefined, seed: boolean): Transfer {
     const transfer = new Transfer(sequence, state, peer, seed);
     this.bySequence.set(sequence, transfer);
-    this.stream.pool.announce(sequence, SegmentState.fetching);
+    // An origin fetch is news (live-edge seeding: others wait for it); a request to a peer is not
+    // until its first bytes arrive (many are answered busy, and each try would cost two `have`s).
+    if (state === 'http') this.stream.pool.announce(sequence, SegmentState.fetching);
     return transfer;
   }
 
