@@ -10,7 +10,8 @@ import { createLogger } from './logger.js';
 import { OriginThroughput } from './origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
-import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan, resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
+import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './playback-policy.js';
+import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
 import { MemorySegmentStore } from './segment-store.js';
 import { downloadsLeftBytes, planStream } from './stream-planner.js';
 import { Stream } from './stream.js';
@@ -274,7 +275,9 @@ export class ShoalEngine {
     let windows = this.windowsByMode.get(mode);
     if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
     const originTroubleMs = this.throughput.marginMs(nowMs);
-    return originTroubleMs > 0 ? { ...windows, originTroubleMs } : windows;
+    const uplinkQueueMs = this.governor.queueDelayNowMs(nowMs);
+    if (originTroubleMs === 0 && uplinkQueueMs === 0) return windows;
+    return { ...windows, ...(originTroubleMs > 0 ? { originTroubleMs } : {}), ...(uplinkQueueMs > 0 ? { uplinkQueueMs } : {}) };
   }
 
   private abortWaiter(stream: Stream, waiter: Waiter): void {

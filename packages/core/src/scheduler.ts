@@ -27,6 +27,12 @@ export interface ModeWindows {
    * and new P2P transfers keep the plain budget. Default 0.
    */
   originTroubleMs?: number;
+  /**
+   * Queueing delay on the viewer's own uplink now, ms (UploadGovernor.queueDelayNowMs): each round
+   * trip of an HTTP request waits behind it (the request, then the acknowledgements TCP's window
+   * grows on), so every HTTP budget adds it once per round trip. Default 0.
+   */
+  uplinkQueueMs?: number;
 }
 
 export interface WindowSettings {
@@ -138,9 +144,22 @@ export type SchedulerAction =
   /** Nothing to do before this time unless state changes: plan again then. */
   | { type: 'wake'; atMs: number };
 
-/** How long HTTP needs for `bytes`, with the mode's safety factor and margin. */
+/** TCP's first flight after idle (10 segments), bytes: each round trip after it carries about twice the one before. */
+const TCP_INITIAL_WINDOW_BYTES = 14_480;
+
+/** Round trips an HTTP request for `bytes` takes on a connection idle since its last: the request's, then slow start's. */
+export function httpRoundTrips(bytes: number): number {
+  return 1 + Math.log2(1 + Math.max(bytes, 0) / TCP_INITIAL_WINDOW_BYTES);
+}
+
+/**
+ * How long HTTP needs for `bytes`, with the mode's safety factor and margin, and each round trip's
+ * wait behind the viewer's own uplink queue (a 55 kB Range request took 1.8 s behind 0.6 s of
+ * queue on a 125 kbit/s uplink in the browser swarm, 0.3 s with none).
+ */
 export function httpBudgetMs(bytes: number, httpThroughputBytesPerS: number, windows: ModeWindows): number {
-  return (bytes / Math.max(httpThroughputBytesPerS, 1)) * 1000 * windows.httpSafetyFactor + windows.httpSafetyMarginMs;
+  const transferMs = (bytes / Math.max(httpThroughputBytesPerS, 1)) * 1000 * windows.httpSafetyFactor + windows.httpSafetyMarginMs;
+  return transferMs + (windows.uplinkQueueMs ?? 0) * httpRoundTrips(bytes);
 }
 
 /**
@@ -277,58 +296,8 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
 
 // ---- the rest of the plan: what the engine reads around plan() ----
 
-/** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
-const PLAYBACK_DRIFT_S = 0.2;
-/** Otherwise, playback reports ask for a plan at most this often. */
-const PLAYBACK_REPLAN_MS = 1000;
 /** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
 export const PREFETCH_STORE_SHARE = 0.5;
-/** Uploads pause while the player has less than this ahead of it (seconds of media; live: at most half the target latency). */
-const LOW_BUFFER_S = 2;
-
-/**
- * Whether a playback report asks for a plan now. Playback that went on as extrapolated changes no
- * deadline: plan again at once only when something the plan reads changed (a seek, pause, rate,
- * live edge or latency target), else at most every PLAYBACK_REPLAN_MS, for segments entering the
- * prefetch window.
- */
-export function playbackWantsPlan(
-  previous: PlaybackState | undefined, previousAtMs: number, state: PlaybackState, nowMs: number, lastPlanMs: number,
-): boolean {
-  const expectedS = previous ? previous.positionS + ((nowMs - previousAtMs) / 1000) * previous.rate : 0;
-  const changed =
-    !previous || previous.rate !== state.rate || previous.isLive !== state.isLive || previous.liveEdgeS !== state.liveEdgeS ||
-    previous.targetLatencyS !== state.targetLatencyS || Math.abs(state.positionS - expectedS) > PLAYBACK_DRIFT_S;
-  return changed || nowMs - lastPlanMs >= PLAYBACK_REPLAN_MS;
-}
-
-/**
- * The viewer's own playback needs every bit of its uplink: before it plays, and while it has less
- * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
- */
-export function playbackAtRisk(state: PlaybackState): boolean {
-  return state.rate !== 0 && bufferLow(state);
-}
-
-function bufferLow(state: PlaybackState): boolean {
-  const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
-  return state.bufferedUntilS - state.positionS < lowS;
-}
-
-/** Longest that meeting peers waits for the player: past it, what holds the player up may be the origin, and peers could help. */
-export const MAX_MEETING_WAIT_MS = 10_000;
-
-/**
- * Whether meeting peers (joining the swarm, asking the tracker for more) waits: the offers, answers
- * and handshakes take a home uplink for a second or two, and the viewer's own requests and the
- * acknowledgements of its downloads queue behind them (browser swarm, 125 kbit/s uplinks: a
- * newcomer's second segment took 2.7 s instead of 0.35 s while it met four peers, and it stalled).
- * It waits while the player has less than the low mark buffered (its start, a seek, a stall;
- * paused or not), for at most MAX_MEETING_WAIT_MS. Without a player's reports it does not wait.
- */
-export function meetingPeersWaits(state: PlaybackState | undefined, waitedMs: number): boolean {
-  return state !== undefined && waitedMs < MAX_MEETING_WAIT_MS && bufferLow(state);
-}
 
 /** A segment's size: exact for byte ranges, else estimated from the stream's bitrate (bytes per second of media). */
 export function estimatedSegmentBytes(ref: SegmentRef, bytesPerS: number): number {

@@ -129,6 +129,7 @@ export class UploadGovernor {
   private readonly sources = new Set<UploadSource>();
   private readonly bases = new Map<string, DelayBase>();
   private queueDelayMs: number | undefined;
+  private queueDelayAtMs = -Infinity;
   private controlledMs: number;
   /** Since the last control update, uploads waited for tokens. */
   private paceLimited = false;
@@ -165,6 +166,14 @@ export class UploadGovernor {
   get stats(): UploadGovernorStats {
     this.restartIfIdle();
     return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
+  }
+
+  /**
+   * The uplink's queueing delay now, as far as the last reading tells: a queue drains at most as
+   * fast as time passes (pings stop with uploads, so a reading can be old; 0 before the first).
+   */
+  queueDelayNowMs(nowMs: number): number {
+    return Math.max(0, (this.queueDelayMs ?? 0) - (nowMs - this.queueDelayAtMs));
   }
 
   /**
@@ -220,6 +229,7 @@ export class UploadGovernor {
     fresh.sort((a, b) => a - b);
     const delayMs = fresh[(fresh.length - 1) >> 1]!;
     this.queueDelayMs = delayMs;
+    this.queueDelayAtMs = now;
     if (delayMs > TARGET_QUEUE_DELAY_MS) {
       this.slowStart = false;
       if (this.paceLimited) this.ceiling = this.pace;

@@ -5,19 +5,18 @@ import {
   nextPlanMs,
   parkedStep,
   plan,
-  playbackAtRisk,
-  meetingPeersWaits,
-  MAX_MEETING_WAIT_MS,
-  playbackWantsPlan,
   prefetchWindow,
   resolveLatencyMode,
   segmentDeadlineMs,
+  httpBudgetMs,
+  httpRoundTrips,
   sharedDownlinkBytes,
   windowsFor,
   type PeerPlan,
   type SchedulerInput,
   type SegmentPlan,
 } from '../src/scheduler.js';
+import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from '../src/playback-policy.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 
 const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 60 };
@@ -69,6 +68,22 @@ describe('scheduler', () => {
     expect(withoutWake(actions)).toEqual([]);
     // remainder 900 KB: 900 ms x 1.5 + 1000 ms = 2350 ms before the deadline
     expect(actions).toContainEqual({ type: 'wake', atMs: 20_000 - 2350 });
+  });
+
+  it('budgets HTTP with each round trip\'s wait behind the viewer\'s own uplink queue', () => {
+    // A request's round trip, then slow start from a 14,480-byte first flight: 55 kB in about 3.3 round trips.
+    expect(httpRoundTrips(0)).toBe(1);
+    expect(httpRoundTrips(14_480)).toBe(2);
+    expect(httpRoundTrips(55_000)).toBeCloseTo(3.26, 2);
+    const normal = windowsFor('normal', settings);
+    expect(httpBudgetMs(MB, MB, normal)).toBe(2500);
+    expect(httpBudgetMs(MB, MB, { ...normal, uplinkQueueMs: 600 })).toBeCloseTo(2500 + 600 * httpRoundTrips(MB), 6);
+    // The slow transfer above, behind 600 ms of uplink queue: its remainder goes to HTTP now, not at 17,650.
+    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
+    const segments = [segment(5, 15_000, { p2p: transfer })];
+    expect(withoutWake(plan(input({ segments, peers: [peer('a', [5])] })))).toEqual([]);
+    const congested = plan(input({ segments, peers: [peer('a', [5])], windows: { ...normal, uplinkQueueMs: 600 } }));
+    expect(withoutWake(congested)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
   });
 
   it('goes to HTTP at once in VOD when no peer has the requested segment', () => {
