@@ -158,7 +158,12 @@ export class ShoalHls {
     this.streamKeys = levelStreamKeys(this.swarmId, this.hls.levels);
     const loading = this.hls.loadLevel;
     const key = this.streamKeys[loading >= 0 ? loading : 0];
-    if (key !== undefined) this.engine.setActiveStream(key);
+    if (key === undefined) return;
+    // hls.js holds its media element before MEDIA_ATTACHED fires: the engine hears that nothing is
+    // buffered before the stream goes active, and meets its peers once the start is safe, not while
+    // the first segments load (on a home uplink the offers and handshakes delay them).
+    if (!this.media) this.attachMedia(this.hls.media);
+    this.engine.setActiveStream(key);
   }
 
   private readonly onMediaEvent = () => this.reportPlayback();

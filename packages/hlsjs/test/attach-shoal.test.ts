@@ -181,6 +181,21 @@ describe('attachShoal', () => {
     expect(hls.config.liveSyncDuration).toBeUndefined();
   });
 
+  it('reports playback before the stream goes active when hls.js holds its media element but has not said so yet', () => {
+    const hls = new FakeHls();
+    shoal = attachShoal(hls as unknown as Hls, { httpClient: new FakeHttp() });
+    const calls: string[] = [];
+    vi.spyOn(shoal.engine, 'setPlayback').mockImplementation((state) => void calls.push(`playback ${state.bufferedUntilS}`));
+    vi.spyOn(shoal.engine, 'setActiveStream').mockImplementation(() => void calls.push('active'));
+    // hls.loadSource(), then hls.attachMedia(): hls.js sets its media at once, MEDIA_ATTACHED comes later.
+    hls.trigger(Events.MANIFEST_LOADING, { url: MANIFEST });
+    hls.media = Object.assign(new EventTarget(), { currentTime: 0, paused: true, playbackRate: 1, buffered: { length: 0, start: () => 0, end: () => 0 } });
+    hls.levels = LEVELS;
+    hls.trigger(Events.MANIFEST_PARSED, {});
+    // Nothing buffered is known before the swarm is joined: the engine waits to meet peers.
+    expect(calls.slice(0, 2)).toEqual(['playback 0', 'active']);
+  });
+
   it('follows level switches, and is destroyed with hls.js, giving back the original loader', () => {
     const { hls, shoal } = attached();
     const setActive = vi.spyOn(shoal.engine, 'setActiveStream');
