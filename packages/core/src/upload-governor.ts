@@ -36,12 +36,14 @@ const MIN_BASE_SAMPLES = 3;
 /** One-way delay base: the minimum over two windows of this length (clock offsets cancel; a stale base ages out). */
 const BASE_WINDOW_MS = 30_000;
 /**
- * After this long without uploading, the pace starts again from the start pace, in slow start: what
- * was learnt may be stale, and a pace too low to offer anyone would never be used, so never raised
- * again. Slow start ends where the uplink last pushed back while uploads used the whole pace (TCP's
- * ssthresh): doubling past it filled a slow uplink's router queue within a second (64 KiB/s to
- * 170 kB/s on a 37 kB/s uplink in the browser swarm), and the viewer's own HTTP requests and
- * acknowledgements waited, or were dropped, behind it.
+ * After this long without uploading, a pace below the start pace probes again, in slow start (so
+ * not advertised as measured): what was learnt may be stale, and a pace too low to offer anyone
+ * would never be used, so never raised again. It probes from where it is, not from the start pace:
+ * on a 125 kbit/s uplink a restart at 16 KiB/s filled the router's queue each time, and the
+ * viewer's own requests waited behind it (browser swarm, `--level 0` realistic). Slow start ends
+ * where the uplink last pushed back while uploads used the whole pace (TCP's ssthresh): doubling
+ * past it filled a slow uplink's router queue within a second (64 KiB/s to 170 kB/s on a 37 kB/s
+ * uplink in the browser swarm).
  */
 const IDLE_RESTART_MS = 5000;
 /** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
@@ -271,8 +273,7 @@ export class UploadGovernor {
   private restartIfIdle(): void {
     const now = this.clock.now();
     // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
-    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= this.startPace) return;
-    this.pace = this.startPace;
+    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= this.startPace || this.slowStart) return;
     this.slowStart = true;
     // The controller's next step counts from here: the idle time before is no time at this pace.
     this.controlledMs = now;
