@@ -154,15 +154,29 @@ export class LiveEdgeSeeding {
 
   /** Withdraws relays that no transfer of ours took over in time; returns when to look again. */
   expire(nowMs: number): number {
-    let nextMs = Infinity;
-    for (const [sequence, atMs] of this.relayed) {
-      if (atMs < 0) continue;
-      if (this.holds(sequence)) this.relayed.set(sequence, -1);
-      else if (nowMs >= atMs + RELAY_TTL_MS) {
-        this.relayed.set(sequence, -1);
-        this.announce(sequence, SegmentState.none);
-      } else nextMs = Math.min(nextMs, atMs + RELAY_TTL_MS);
-    }
+    const live = [...this.relayed].filter(([, atMs]) => atMs >= 0).map(([sequence, atMs]) => ({ sequence, atMs, held: this.holds(sequence) }));
+    const { settled, withdrawn, nextMs } = relayExpiry(live, nowMs);
+    for (const sequence of [...settled, ...withdrawn]) this.relayed.set(sequence, -1);
+    for (const sequence of withdrawn) this.announce(sequence, SegmentState.none);
     return nextMs;
   }
+}
+
+/**
+ * Relays in force (said `fetching` at `atMs`; `held`: a transfer of ours or the segment is here
+ * now): which are settled (ours stands behind them), which to withdraw (RELAY_TTL_MS passed with
+ * nothing behind them), and when the next one falls due.
+ */
+export function relayExpiry(
+  relays: readonly { sequence: number; atMs: number; held: boolean }[], nowMs: number,
+): { settled: number[]; withdrawn: number[]; nextMs: number } {
+  const settled: number[] = [];
+  const withdrawn: number[] = [];
+  let nextMs = Infinity;
+  for (const { sequence, atMs, held } of relays) {
+    if (held) settled.push(sequence);
+    else if (nowMs >= atMs + RELAY_TTL_MS) withdrawn.push(sequence);
+    else nextMs = Math.min(nextMs, atMs + RELAY_TTL_MS);
+  }
+  return { settled, withdrawn, nextMs };
 }

@@ -103,11 +103,16 @@ export interface SegmentPlan {
   comingFromPeer: boolean;
   /** Live-edge seeding: another peer already fetches or has it; an elected fetch would be a duplicate. */
   seedSatisfied: boolean;
+  /** P2P transfers of it whose bytes were thrown away (cancelled, failed, unverifiable): at MAX_WASTED_P2P_TRANSFERS it comes over HTTP only. */
+  wastedP2PTransfers: number;
 }
+
+/** A segment whose P2P bytes were thrown away this often is not asked of peers again (each try cost a peer's uplink for nothing). */
+export const MAX_WASTED_P2P_TRANSFERS = 2;
 
 export interface PeerPlan {
   id: string;
-  /** The segments of this plan the peer may be asked for (it has them, and P2P is still allowed for them). */
+  /** The segments of this plan the peer may be asked for (it has them, and did not fail us on them lately). */
   offers: ReadonlySet<number>;
   /** Rate a new request to this peer is expected to get: what it says it paces at, else measured (or assumed). */
   throughputBytesPerS: number;
@@ -256,7 +261,8 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       continue;
     }
 
-    const holders = input.p2pDownload ? input.peers.filter((peer) => peer.offers.has(segment.sequence)) : [];
+    const p2pAllowed = input.p2pDownload && segment.wastedP2PTransfers < MAX_WASTED_P2P_TRANSFERS;
+    const holders = p2pAllowed ? input.peers.filter((peer) => peer.offers.has(segment.sequence)) : [];
     if (holders.length > 0) {
       const idle = holders.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
       const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (segment.sizeBytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;

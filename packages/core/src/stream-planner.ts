@@ -78,6 +78,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer: stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence)),
       seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => !peer.failing && (peer.isFetching(sequence) || peer.has(sequence)))),
+      wastedP2PTransfers: stream.transfers.wastedP2PTransfers(sequence),
     });
   }
   if (segments.length === 0) return parkedWakeMs;
@@ -88,7 +89,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       return {
         id: peer.id, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
         // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
-        offers: new Set(peer.failing ? [] : segments.filter(({ sequence }) => peer.mayRequest(sequence) && stream.transfers.p2pAllowed(sequence)).map(({ sequence }) => sequence)),
+        offers: new Set(peer.failing ? [] : segments.filter(({ sequence }) => peer.mayRequest(sequence)).map(({ sequence }) => sequence)),
         busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
       };
     });

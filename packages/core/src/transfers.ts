@@ -13,7 +13,7 @@ import type { OriginThroughput } from './origin-throughput.js';
 import type { PendingLoads, LoadTiming } from './pending-loads.js';
 import type { PeerPool } from './peer-pool.js';
 import { SegmentState } from './peer-protocol.js';
-import { estimatedSegmentBytes } from './scheduler.js';
+import { MAX_WASTED_P2P_TRANSFERS, estimatedSegmentBytes } from './scheduler.js';
 import type { PeerSession } from './peer.js';
 import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentSource, SegmentStore } from './types.js';
 
@@ -21,9 +21,6 @@ const log = createLogger('shoal:core:transfers');
 
 /** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
 const MAX_INTEGRITY_CHECKS = 3;
-/** P2P transfers of one segment whose bytes were thrown away (cancelled, peer gone, unverifiable) before P2P gives up on it. */
-const MAX_WASTED_P2P_TRANSFERS = 2;
-
 /** `verifying`: bytes complete, integrity check running; `parked`: complete P2P bytes waiting for the next manifest. */
 export type TransferState = 'http' | 'p2p' | 'verifying' | 'parked';
 
@@ -128,9 +125,9 @@ export class Transfers {
     return false;
   }
 
-  /** A segment whose P2P bytes were thrown away too often is not asked of peers again. */
-  p2pAllowed(sequence: number): boolean {
-    return (this.wastedP2P.get(sequence) ?? 0) < MAX_WASTED_P2P_TRANSFERS;
+  /** P2P transfers of the segment whose bytes were thrown away (the plan's cap reads it). */
+  wastedP2PTransfers(sequence: number): number {
+    return this.wastedP2P.get(sequence) ?? 0;
   }
 
   /** Forgets the waste count of segments no longer in the playlist. */

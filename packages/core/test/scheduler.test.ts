@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LiveEdgeSeeding, electOriginFetchers, seedStartDelayMs } from '../src/live-edge-seeding.js';
+import { LiveEdgeSeeding, electOriginFetchers, relayExpiry, seedStartDelayMs } from '../src/live-edge-seeding.js';
 import { SegmentState, type SegmentStateValue } from '../src/peer-protocol.js';
 import {
   nextPlanMs,
@@ -8,6 +8,7 @@ import {
   prefetchWindow,
   resolveLatencyMode,
   segmentDeadlineMs,
+  MAX_WASTED_P2P_TRANSFERS,
   httpBudgetMs,
   httpRoundTrips,
   sharedDownlinkBytes,
@@ -23,7 +24,7 @@ const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 
 const MB = 1_000_000;
 
 function segment(sequence: number, deadlineMs: number, extra: Partial<SegmentPlan> = {}): SegmentPlan {
-  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, ...extra };
+  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, wastedP2PTransfers: 0, ...extra };
 }
 function peer(id: string, has: number[], throughputBytesPerS = 2 * MB, busy = false): PeerPlan {
   return { id, offers: new Set(has), throughputBytesPerS, busy };
@@ -47,6 +48,13 @@ describe('scheduler', () => {
     const peers = [peer('slow', [5], 1 * MB), peer('fast', [5], 4 * MB), peer('busy', [5], 9 * MB, true), peer('other', [6], 9 * MB)];
     const actions = plan(input({ segments: [segment(5, 30_000)], peers }));
     expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'fast' }]);
+  });
+
+  it('asks no peer for a segment whose P2P bytes were thrown away twice: it waits for HTTP\'s time, then the origin', () => {
+    const holders = [peer('a', [5])];
+    expect(withoutWake(plan(input({ segments: [segment(5, 30_000, { wastedP2PTransfers: 1 })], peers: holders })))).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    const given = plan(input({ segments: [segment(5, 30_000, { wastedP2PTransfers: MAX_WASTED_P2P_TRANSFERS })], peers: holders }));
+    expect(withoutWake(given)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
   });
 
   it('keeps an in-flight P2P transfer for an urgent segment while it is predicted in time', () => {
@@ -315,6 +323,16 @@ describe('live-edge seeding of one stream', () => {
     expect(room.expire(1000)).toBe(3000);
     expect(room.expire(3000)).toBe(Infinity);
     expect(announced).toEqual([[10, SegmentState.fetching], [10, SegmentState.none]]);
+  });
+
+  it('decides relay expiry from plain data: settled, withdrawn, or due later', () => {
+    const relays = [
+      { sequence: 10, atMs: 0, held: true },
+      { sequence: 11, atMs: 0, held: false },
+      { sequence: 12, atMs: 1500, held: false },
+    ];
+    expect(relayExpiry(relays, 3000)).toEqual({ settled: [10], withdrawn: [11], nextMs: 4500 });
+    expect(relayExpiry([], 3000)).toEqual({ settled: [], withdrawn: [], nextMs: Infinity });
   });
 
   it('keeps a relay that a transfer of ours took over', () => {
