@@ -207,6 +207,12 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     if (segment.requested && timeLeftMs <= waitUntilLeftMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
     else wake(segment.deadlineMs - waitUntilLeftMs);
   };
+  // The player waits for an origin download: a seed fetch now would take half of its downlink
+  // (browser swarm, 300 kbit/s uplinks: a Range resume took 2.1 s beside one, and the player
+  // stalled). The seed starts once that one is in (its completion plans again).
+  const playerOnOrigin = () =>
+    input.segments.some((segment) => segment.requested && segment.httpInFlight) ||
+    actions.some((action) => (action.type === 'http' && action.reason !== 'seed') || (action.type === 'cancel-p2p' && action.resumeOverHttp));
   const busyPeers = new Set<string>();
   let p2pInFlight = 0;
   for (const segment of input.segments) {
@@ -256,8 +262,8 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
 
     // An elected origin fetcher, unless someone else already fetches or has the segment.
     if (segment.seedAtMs !== undefined && !segment.seedSatisfied) {
-      if (segment.seedAtMs <= nowMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
-      else wake(segment.seedAtMs);
+      if (segment.seedAtMs > nowMs) wake(segment.seedAtMs);
+      else if (!playerOnOrigin()) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
       continue;
     }
 

@@ -136,6 +136,18 @@ describe('scheduler', () => {
     expect(withoutWake(preempted)).toEqual([]);
   });
 
+  it('holds a due seed fetch while the player waits for an origin download, which would get half the downlink', () => {
+    const seed = segment(9, 40_000, { requested: false, seedAtMs: 10_000 });
+    const onOrigin = plan(input({ isLive: true, segments: [segment(5, 14_000, { httpInFlight: true }), seed], peers: [peer('a', [])] }));
+    expect(withoutWake(onOrigin)).toEqual([]);
+    // Also when this plan sends the player's segment to the origin (here, a P2P transfer falling behind).
+    const falling = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
+    const moved = plan(input({ isLive: true, segments: [segment(5, 11_500, { p2p: falling }), seed], peers: [peer('a', [5])] }));
+    expect(withoutWake(moved)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+    const free = plan(input({ isLive: true, segments: [segment(5, 14_000, { requested: false }), seed], peers: [peer('a', [])] }));
+    expect(withoutWake(free)).toEqual([{ type: 'http', sequence: 9, reason: 'seed' }]);
+  });
+
   it('respects the P2P concurrency limit and uses each peer for one transfer at a time', () => {
     const segments = [segment(5, 30_000), segment(6, 32_000), segment(7, 34_000, { requested: false })];
     const actions = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7])], maxP2PDownloads: 4 }));
