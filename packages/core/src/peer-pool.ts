@@ -20,8 +20,6 @@ const RELAYING = 'relaying';
 /** What the pool hands to the engine: everything about segments in transit. */
 export interface PeerPoolOwner {
   isDestroyed(): boolean;
-  /** Sequences of this stream with a transfer running (announced as "fetching" to a new peer). */
-  fetching(): number[];
   /** A segment arriving from a peer, relayed on as it arrives (Transfers.relay). */
   relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined;
   onAvailability(peer: PeerSession, sequence: number | undefined): void;
@@ -165,7 +163,10 @@ export class PeerPool {
     }
     const peer = new PeerSession(transport, this.deps.clock, this.hooks(), this.deps.governor, options.initialPeerThroughputBytesPerS);
     this.peers.set(peerId, peer);
-    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), owner.fetching());
+    // A newcomer hears what the others were told: a request to a peer not yet answered is no news
+    // (one answered busy would leave it waiting for a segment nobody fetches).
+    const fetching = [...this.told].filter(([, state]) => state !== SegmentState.has).map(([sequence]) => sequence);
+    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), fetching);
     peer.start(options.upload, firstSequence, states);
   }
 

@@ -104,7 +104,6 @@ export class Stream {
     const { store, replan } = context;
     return {
       isDestroyed: context.isDestroyed,
-      fetching: () => [...this.transfers.sequences()],
       relay: (sequence) => this.transfers.relay(sequence),
       replan,
       onAvailability: (peer, sequence) => {

@@ -21,6 +21,8 @@ function world(answer: (sequence: number, send: (message: PeerMessage) => void, 
   engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
   engine.setPlayback({ positionS: 0, rate: 1, bufferedUntilS: 0, isLive: false });
   const haves: string[] = [];
+  /** The availability map each hand-driven peer got: its fetching segments. */
+  const mapsFetching = new Map<number, number[]>();
   const peer = (n: number, states: (0 | 1)[], onRequest?: (sequence: number) => void) => {
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(n), { bytesPerS: 1e6, latencyMs: 5 });
     const send = (message: PeerMessage) => theirs.send(encode(message));
@@ -30,6 +32,9 @@ function world(answer: (sequence: number, send: (message: PeerMessage) => void, 
         if (!decoded.ok) return;
         const message = decoded.message;
         if (message.type === 'have' && n === 3) haves.push(`${message.sequence}:${['none', 'has', 'fetching'][message.state]}`);
+        if (message.type === 'availability') {
+          mapsFetching.set(n, message.states.flatMap((state, i) => (state === 2 ? [message.firstSequence + i] : [])));
+        }
         if (message.type === 'request') onRequest?.(message.sequence);
       },
       close: () => {},
@@ -42,7 +47,7 @@ function world(answer: (sequence: number, send: (message: PeerMessage) => void, 
   };
   const holder = peer(2, [0, 0, 0, 1], (sequence) => answer(sequence, holder, origin.files.get(refs[sequence]!.url)!));
   peer(3, []);
-  return { clock, refs, engine, haves };
+  return { clock, refs, engine, haves, peer, mapsFetching };
 }
 
 describe('announcements', () => {
@@ -78,5 +83,15 @@ describe('announcements', () => {
     expect((await load.result).source).toBe('p2p');
     expect(w.haves).toEqual(['3:fetching', '3:fetching', '3:has']);
   });
-});
 
+  it('give a newcomer the map the others were told: an origin fetch is in it, an unanswered request to a peer is not', async () => {
+    const w = world(() => {}); // the holder never answers
+    await w.clock.advance(50);
+    for (const ref of [w.refs[3]!, w.refs[0]!]) w.engine.loadSegment(ref).result.catch(() => {}); // 3 asked of the holder, 0 from the origin
+    await w.clock.advance(10);
+    w.peer(4, []);
+    await w.clock.advance(20);
+    // Before, it heard "fetching" of both, and might have waited for segment 3 from us.
+    expect(w.mapsFetching.get(4)).toEqual([0]);
+  });
+});
