@@ -31,6 +31,19 @@ describe.each(Object.keys(trackers))('protocol with %s', (name) => {
     return peer;
   };
   const infoHash = binaryId(`swarm-${name}`);
+  /**
+   * Until `peer`'s node counts the swarm as given (scrape, at most 2 s): in a cluster, another
+   * node's join reaches this node over Redis's pub/sub, which may be read after a client's own
+   * message that arrived at the same moment (1 run in 14 on a busy machine).
+   */
+  const sees = async (peer: WsPeer, hash: string, complete: number, incomplete: number) => {
+    for (const until = Date.now() + 2000; ; ) {
+      peer.send({ action: 'scrape', info_hash: hash });
+      const files = (await peer.next((m) => m.action === 'scrape')).files as Record<string, Message>;
+      if ((files[hash]?.complete === complete && files[hash]?.incomplete === incomplete) || Date.now() > until) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
 
   beforeAll(async () => {
     tracker = await trackers[name]!();
@@ -56,6 +69,7 @@ describe.each(Object.keys(trackers))('protocol with %s', (name) => {
     const bob = await connect();
     alice.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('alice'), left: 0, numwant: 0, offers: [] });
     await alice.next(isResponse);
+    await sees(bob, hash, 1, 0);
     const offers = [
       { offer: sdp('offer', 'b1'), offer_id: binaryId('offer-1') },
       { offer: sdp('offer', 'b2'), offer_id: binaryId('offer-2') },
