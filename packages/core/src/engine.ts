@@ -276,8 +276,7 @@ export class ShoalEngine {
     if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
     const originTroubleMs = this.throughput.marginMs(nowMs);
     const uplinkQueueMs = this.governor.queueDelayNowMs(nowMs);
-    if (originTroubleMs === 0 && uplinkQueueMs === 0) return windows;
-    return { ...windows, ...(originTroubleMs > 0 ? { originTroubleMs } : {}), ...(uplinkQueueMs > 0 ? { uplinkQueueMs } : {}) };
+    return originTroubleMs === 0 && uplinkQueueMs === 0 ? windows : { ...windows, originTroubleMs, uplinkQueueMs };
   }
 
   private abortWaiter(stream: Stream, waiter: Waiter): void {

@@ -14,8 +14,6 @@ const log = createLogger('shoal:core:peer-pool');
 
 /** How often, at most, the pool asks the trackers for more peers while below target. */
 const PEER_REQUEST_INTERVAL_MS = 5000;
-/** Told: `fetching`, said twice (a relay, PROTOCOL.md Session 2). */
-const RELAYING = 'relaying';
 
 /** What the pool hands to the engine: everything about segments in transit. */
 export interface PeerPoolOwner {
@@ -53,8 +51,8 @@ export class PeerPool {
   /** Set before join() returns: signaling may hand over peers synchronously. */
   private joined = false;
   private lastPeerRequestMs = -Infinity;
-  /** What the peers were last told of each segment we fetch or hold (none: not in the map). */
-  private readonly told = new Map<number, SegmentStateValue | typeof RELAYING>();
+  /** Segments the peers were told we fetch: `fetching` said once, or twice (`relaying`, PROTOCOL.md Session 2). */
+  private readonly toldFetching = new Map<number, 'once' | 'relaying'>();
 
   constructor(private readonly deps: PeerPoolDeps) {}
 
@@ -93,16 +91,15 @@ export class PeerPool {
 
   /**
    * Tells every handshaken peer a segment's new state, once: a `fetching` already said is not said
-   * again (peers would take the second for a relay, see announceRelaying), and `none` goes out only
-   * to take back something said. Every `have` costs each neighbour's link a packet and an SCTP
+   * again (peers would take the second for a relay, see announceRelaying), and `none` for a
+   * download goes out only to take back a `fetching` said (evictions: evicted()). Every `have` costs each neighbour's link a packet and an SCTP
    * acknowledgement: on a home uplink, chatter the viewer's own requests wait behind.
    */
   announce(sequence: number, state: SegmentStateValue): void {
-    const before = this.told.get(sequence);
-    const said = state === SegmentState.none ? before === undefined : before === state || (before === RELAYING && state === SegmentState.fetching);
-    if (said) return;
-    if (state === SegmentState.none) this.told.delete(sequence);
-    else this.told.set(sequence, state);
+    const fetchingSaid = this.toldFetching.has(sequence);
+    if (state === SegmentState.fetching ? fetchingSaid : state === SegmentState.none && !fetchingSaid) return;
+    if (state === SegmentState.fetching) this.toldFetching.set(sequence, 'once');
+    else this.toldFetching.delete(sequence);
     this.tell(sequence, state);
     // A stored segment's last byte may go out to peers we relayed it to.
     if (state === SegmentState.has) this.deps.governor.pump();
@@ -110,16 +107,16 @@ export class PeerPool {
 
   /** Our transfer from a peer got its first bytes: we relay it as it arrives, which peers learn from `fetching` said a second time. */
   announceRelaying(sequence: number): void {
-    const before = this.told.get(sequence);
-    if (before === RELAYING || before === SegmentState.has) return;
-    if (before !== SegmentState.fetching) this.tell(sequence, SegmentState.fetching);
+    const said = this.toldFetching.get(sequence);
+    if (said === 'relaying') return;
+    if (said === undefined) this.tell(sequence, SegmentState.fetching);
     this.tell(sequence, SegmentState.fetching);
-    this.told.set(sequence, RELAYING);
+    this.toldFetching.set(sequence, 'relaying');
   }
 
   /** The store evicted the segment: `none`, whatever was said before (a shared store may hold segments this pool never announced). */
   evicted(sequence: number): void {
-    this.told.delete(sequence);
+    this.toldFetching.delete(sequence);
     this.tell(sequence, SegmentState.none);
   }
 
@@ -165,8 +162,7 @@ export class PeerPool {
     this.peers.set(peerId, peer);
     // A newcomer hears what the others were told: a request to a peer not yet answered is no news
     // (one answered busy would leave it waiting for a segment nobody fetches).
-    const fetching = [...this.told].filter(([, state]) => state !== SegmentState.has).map(([sequence]) => sequence);
-    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), fetching);
+    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), [...this.toldFetching.keys()]);
     peer.start(options.upload, firstSequence, states);
   }
 
