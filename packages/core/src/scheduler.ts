@@ -149,8 +149,8 @@ export type SchedulerAction =
   /** Nothing to do before this time unless state changes: plan again then. */
   | { type: 'wake'; atMs: number };
 
-/** TCP's first flight after idle (10 segments), bytes: each round trip after it carries about twice the one before. */
-const TCP_INITIAL_WINDOW_BYTES = 14_480;
+/** TCP's first flight after idle, bytes (10 segments of 1460, RFC 6928): each round trip after it carries about twice the one before. */
+export const TCP_INITIAL_WINDOW_BYTES = 10 * 1460;
 
 /** Round trips an HTTP request for `bytes` takes on a connection idle since its last: the request's, then slow start's. */
 export function httpRoundTrips(bytes: number): number {

@@ -9,6 +9,7 @@ import {
   resolveLatencyMode,
   segmentDeadlineMs,
   MAX_WASTED_P2P_TRANSFERS,
+  TCP_INITIAL_WINDOW_BYTES,
   httpBudgetMs,
   httpRoundTrips,
   sharedDownlinkBytes,
@@ -79,10 +80,10 @@ describe('scheduler', () => {
   });
 
   it('budgets HTTP with each round trip\'s wait behind the viewer\'s own uplink queue', () => {
-    // A request's round trip, then slow start from a 14,480-byte first flight: 55 kB in about 3.3 round trips.
+    // A request's round trip, then slow start from a 14,600-byte first flight: 55 kB in about 3.25 round trips.
     expect(httpRoundTrips(0)).toBe(1);
-    expect(httpRoundTrips(14_480)).toBe(2);
-    expect(httpRoundTrips(55_000)).toBeCloseTo(3.26, 2);
+    expect(httpRoundTrips(TCP_INITIAL_WINDOW_BYTES)).toBe(2);
+    expect(httpRoundTrips(55_000)).toBeCloseTo(3.25, 2);
     const normal = windowsFor('normal', settings);
     expect(httpBudgetMs(MB, MB, normal)).toBe(2500);
     expect(httpBudgetMs(MB, MB, { ...normal, uplinkQueueMs: 600 })).toBeCloseTo(2500 + 600 * httpRoundTrips(MB), 6);

@@ -3,6 +3,7 @@
 // simulated host through the flow network (the host's downlink is the shared bottleneck) and
 // counts every segment byte it sends: the ground truth for offload, as in e2e/src/origin.ts.
 import { ShoalError } from '../errors.js';
+import { TCP_INITIAL_WINDOW_BYTES } from '../scheduler.js';
 import type { ByteRange, HttpClient, HttpRequest, HttpTransfer, SegmentRef } from '../types.js';
 import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
 import type { Prng } from './prng.js';
@@ -10,8 +11,6 @@ import type { VirtualClock } from './virtual-clock.js';
 
 /** Bytes per HTTP body chunk handed to onData (a typical fetch() read size). */
 export const HTTP_CHUNK_BYTES = 64 * 1024;
-/** TCP's initial congestion window: 10 segments of 1460 bytes (RFC 6928). */
-export const INITIAL_WINDOW_BYTES = 10 * 1460;
 
 export interface StreamSpec {
   kind: 'live' | 'vod';
@@ -172,7 +171,7 @@ export class SimOrigin {
         pipe = new Pipe(this.network, undefined, host, this.options.perConnectionBytesPerS);
         const transfer = pipe;
         let offset = range.start;
-        let windowBytes = INITIAL_WINDOW_BYTES;
+        let windowBytes = TCP_INITIAL_WINDOW_BYTES;
         // TCP slow start, restarted per request (the connection idled between segments): each
         // window leaves one round trip after the previous one, and the acknowledgements that clock
         // it wait behind whatever the viewer's own uploads queued at its router.
