@@ -145,7 +145,11 @@ export class ShoalHls {
       const key = this.streamKeys[level];
       if (key !== undefined && !this.destroyed) this.engine.setActiveStream(key);
     });
-    on(Events.MEDIA_ATTACHED, (_event, { media }) => this.attachMedia(media));
+    // MEDIA_ATTACHING fires as hls.attachMedia() takes the element, before the manifest is parsed
+    // (MEDIA_ATTACHED may come after it): the engine hears that nothing is buffered before its
+    // stream goes active, and meets its peers once the start is safe, not while the first
+    // segments load (on a home uplink the offers and handshakes delay them).
+    on(Events.MEDIA_ATTACHING, (_event, { media }) => this.attachMedia(media));
     on(Events.MEDIA_DETACHING, () => this.attachMedia(null));
     on(Events.BUFFER_APPENDED, () => this.reportPlayback());
     on(Events.DESTROYING, () => this.destroy());
@@ -158,12 +162,7 @@ export class ShoalHls {
     this.streamKeys = levelStreamKeys(this.swarmId, this.hls.levels);
     const loading = this.hls.loadLevel;
     const key = this.streamKeys[loading >= 0 ? loading : 0];
-    if (key === undefined) return;
-    // hls.js holds its media element before MEDIA_ATTACHED fires: the engine hears that nothing is
-    // buffered before the stream goes active, and meets its peers once the start is safe, not while
-    // the first segments load (on a home uplink the offers and handshakes delay them).
-    if (!this.media) this.attachMedia(this.hls.media);
-    this.engine.setActiveStream(key);
+    if (key !== undefined) this.engine.setActiveStream(key);
   }
 
   private readonly onMediaEvent = () => this.reportPlayback();

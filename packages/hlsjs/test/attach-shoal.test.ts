@@ -173,7 +173,7 @@ describe('attachShoal', () => {
     const media = Object.assign(new EventTarget(), {
       currentTime: 1, paused: false, playbackRate: 1, buffered: { length: 1, start: () => 0, end: () => 4 },
     });
-    hls.trigger(Events.MEDIA_ATTACHED, { media });
+    hls.trigger(Events.MEDIA_ATTACHING, { media });
     media.currentTime = 2;
     media.dispatchEvent(new Event('timeupdate'));
     expect(setPlayback).toHaveBeenLastCalledWith({ positionS: 2, rate: 1, bufferedUntilS: 4, isLive: true, liveEdgeS: 8, targetLatencyS: 6 });
@@ -181,15 +181,16 @@ describe('attachShoal', () => {
     expect(hls.config.liveSyncDuration).toBeUndefined();
   });
 
-  it('reports playback before the stream goes active when hls.js holds its media element but has not said so yet', () => {
+  it('reports playback before the stream goes active: hls.js says it takes its media element before the manifest is parsed', () => {
     const hls = new FakeHls();
     shoal = attachShoal(hls as unknown as Hls, { httpClient: new FakeHttp() });
     const calls: string[] = [];
     vi.spyOn(shoal.engine, 'setPlayback').mockImplementation((state) => void calls.push(`playback ${state.bufferedUntilS}`));
     vi.spyOn(shoal.engine, 'setActiveStream').mockImplementation(() => void calls.push('active'));
-    // hls.loadSource(), then hls.attachMedia(): hls.js sets its media at once, MEDIA_ATTACHED comes later.
+    // hls.loadSource(), then hls.attachMedia(): MEDIA_ATTACHING at once, MEDIA_ATTACHED later.
     hls.trigger(Events.MANIFEST_LOADING, { url: MANIFEST });
     hls.media = Object.assign(new EventTarget(), { currentTime: 0, paused: true, playbackRate: 1, buffered: { length: 0, start: () => 0, end: () => 0 } });
+    hls.trigger(Events.MEDIA_ATTACHING, { media: hls.media });
     hls.levels = LEVELS;
     hls.trigger(Events.MANIFEST_PARSED, {});
     // Nothing buffered is known before the swarm is joined: the engine waits to meet peers.
