@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A flash crowd at a scale no single machine's browsers reach, through the tracker's real message
-// logic (TrackerEngine, no sockets) on a virtual clock. Every client behaves as bittorrent-tracker's
+// logic (MessageHandler, no sockets) on a virtual clock. Every client behaves as bittorrent-tracker's
 // Client does, the most demanding honest client measured with the browser crowd
 // (signaling-crowd.mjs): it announces with 5 offers when it joins and again every `interval`, and
 // answers every offer it gets, here the instant it gets it (real browsers take tens of
@@ -26,11 +26,11 @@ const binaryId = (prefix, n) => `${prefix}${String(n).padStart(20 - prefix.lengt
 
 /**
  * Runs one crowd. `tracker` is the tracker module (src in tests, dist from the command line):
- * { TrackerEngine, Connection }. Returns the engine's counters and per-connection message times.
+ * { MessageHandler, Connection }. Returns the handler's counters and per-connection message times.
  */
-export function runFlashCrowd(tracker, { engineOptions, residents, residentsOverS = 60, newcomers, withinS, swarms = 1, settleS = 30, seed = 1 }) {
-  const { TrackerEngine, Connection } = tracker;
-  const engine = new TrackerEngine(engineOptions);
+export function runFlashCrowd(tracker, { handlerOptions, residents, residentsOverS = 60, newcomers, withinS, swarms = 1, settleS = 30, seed = 1 }) {
+  const { MessageHandler, Connection } = tracker;
+  const handler = new MessageHandler(handlerOptions);
   const infoHashes = Array.from({ length: swarms }, (_, i) => binaryId('crowd-', i));
   let random = seed;
   const nextRandom = () => {
@@ -71,12 +71,12 @@ export function runFlashCrowd(tracker, { engineOptions, residents, residentsOver
     }
     transmit(message) {
       this.times.push(nowMs);
-      engine.handleMessage(this, Buffer.from(JSON.stringify(message)), nowMs);
+      handler.handleMessage(this, Buffer.from(JSON.stringify(message)), nowMs);
     }
     announce(infoHash, event) {
       const offers = Array.from({ length: OFFERS_PER_ANNOUNCE }, () => ({ offer: SDP, offer_id: binaryId('o', this.offerCount++ * 1e6 + this.index) }));
       this.transmit({ action: 'announce', ...(event ? { event } : {}), info_hash: infoHash, peer_id: this.peerId, numwant: OFFERS_PER_ANNOUNCE, offers });
-      reannounces.push({ atMs: nowMs + engineOptions.announceIntervalSec * 1000, client: this, infoHash });
+      reannounces.push({ atMs: nowMs + handlerOptions.announceIntervalSec * 1000, client: this, infoHash });
     }
   }
 
@@ -100,14 +100,14 @@ export function runFlashCrowd(tracker, { engineOptions, residents, residentsOver
       joinHead++;
       const client = new ModelClient(clients.length);
       clients.push(client);
-      engine.handleOpen(client, nowMs);
+      handler.handleOpen(client, nowMs);
       for (const infoHash of infoHashes) client.announce(infoHash, 'started');
     } else {
       const { client, infoHash } = reannounces[reannounceHead++];
       client.announce(infoHash);
     }
   }
-  return { counters: { ...engine.counters }, clients };
+  return { counters: { ...handler.counters }, clients };
 }
 
 /** The worst connection's figures. */
@@ -137,21 +137,21 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     },
   });
   const tracker = await import('../dist/index.js');
-  const engineOptions = {
+  const handlerOptions = {
     ...tracker.DEFAULT_OPTIONS,
     messagesPerSecond: Number(values['messages-per-second'] ?? tracker.DEFAULT_OPTIONS.messagesPerSecond),
     messageBurst: Number(values['message-burst'] ?? tracker.DEFAULT_OPTIONS.messageBurst),
   };
   const started = Date.now();
   const { counters, clients } = runFlashCrowd(tracker, {
-    engineOptions,
+    handlerOptions,
     residents: Number(values.residents),
     newcomers: Number(values.newcomers),
     withinS: Number(values['within-s']),
     swarms: Number(values.swarms),
   });
   const worst = worstConnection(clients);
-  console.log(`${values.residents} residents, ${values.newcomers} newcomers within ${values['within-s']} s, ${values.swarms} swarm(s) per socket; bucket ${engineOptions.messagesPerSecond}/s, burst ${engineOptions.messageBurst}`);
+  console.log(`${values.residents} residents, ${values.newcomers} newcomers within ${values['within-s']} s, ${values.swarms} swarm(s) per socket; bucket ${handlerOptions.messagesPerSecond}/s, burst ${handlerOptions.messageBurst}`);
   console.log(`tracker: announces ${counters.announces}, answers ${counters.answers}, offers relayed ${counters.offersRelayed}, rate-limited ${counters.rateLimited}, failures ${counters.failures}`);
   console.log(`worst connection: ${worst.maxMessages} messages, ${worst.max1s} in one second, ${worst.max10s} in 10 s; burst needed at ${REFILL_RATES.join(', ')}/s: ${REFILL_RATES.map((rate) => worst.burstNeeded[rate]).join(', ')}`);
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s wall)`);

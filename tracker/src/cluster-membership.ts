@@ -7,10 +7,10 @@
 // relayed offers and answers plus one short message per join and per leave.
 //
 // The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
-// ClusterBus; this file knows no sockets and no Redis, like the engine it sits beside.
+// ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
 
 import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
-import { Connection } from './tracker-engine.js';
+import { Connection } from './message-handler.js';
 
 /** How nodes reach each other. Implementations frame messages with the sender's id. */
 export interface ClusterBus {
@@ -38,7 +38,7 @@ export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
 const ID_BYTES = 20;
 const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
 
-/** A socket on another node, as this node's registry and engine see it. */
+/** A socket on another node, as this node's registry and message handler see it. */
 export class RemoteConnection extends Connection {
   constructor(
     readonly nodeId: string,
@@ -94,9 +94,9 @@ export class ClusterMembership {
     /** The local socket with this number, if still open. */
     private readonly localConnection: (connectionId: number) => AddressableConnection | undefined,
   ) {
-    const engineRemoved = registry.onPeerRemoved;
+    const handlerRemoved = registry.onPeerRemoved;
     registry.onPeerRemoved = (peer) => {
-      engineRemoved?.(peer);
+      handlerRemoved?.(peer);
       this.peerRemoved(peer);
     };
     registry.onPeerChanged = (peer) => this.peerChanged(peer);

@@ -2,7 +2,7 @@
 // Sources, lowest precedence first: defaults < JSON config file < SHOAL_TRACKER_* env < flags.
 
 import { readFileSync } from 'node:fs';
-import type { AnnounceFilter, EngineOptions } from './tracker-engine.js';
+import type { AnnounceFilter, MessageHandlerOptions } from './message-handler.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'list' | 'hops';
 
@@ -49,7 +49,7 @@ export const SETTINGS = {
 export type SettingName = keyof typeof SETTINGS;
 
 /** The swarm logic's settings (announce interval, limits per message, rate) plus the server's. */
-export interface TrackerOptions extends EngineOptions {
+export interface TrackerOptions extends MessageHandlerOptions {
   host: string;
   port: number;
   cert: string | null;

@@ -1,6 +1,6 @@
 // The uWebSockets.js adapter: accepts or refuses upgrades (limits, origins), moves text frames
-// between sockets and the engine, serves /health, /stats.json and /metrics, drains and shuts
-// down gracefully, swaps in a new TLS certificate without dropping a socket.
+// between sockets and the message handler, serves /health, /stats.json and /metrics, drains and
+// shuts down gracefully, swaps in a new TLS certificate without dropping a socket.
 
 import { accessSync, constants } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +17,7 @@ import { findFreePort } from './free-port.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { EventLoopMonitor, countOpenFds } from './process-metrics.js';
 import { RateWindow, renderPrometheus, type RejectedConnections, type TrackerStats } from './stats.js';
-import { CLOSE_POLICY, TrackerEngine } from './tracker-engine.js';
+import { CLOSE_POLICY, MessageHandler } from './message-handler.js';
 import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, UwsConnection, type SocketData } from './uws-connection.js';
 import { respondLater, sendHealth, sendHttp, type HealthState } from './http-responses.js';
 import { loadUws, type UwsBuild } from './uws-loader.js';
@@ -67,7 +67,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const uws = build.uws;
   const uwsBuild = describeBuild(build);
 
-  const engine = new TrackerEngine({
+  const handler = new MessageHandler({
     announceIntervalSec: options.announceIntervalSec,
     peerTimeoutSec: options.peerTimeoutSec,
     maxOffersPerAnnounce: options.maxOffersPerAnnounce,
@@ -81,7 +81,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const reloadAllowList = (): number => {
     if (!options.infoHashAllowList) return 0;
     const allowed = readInfoHashAllowList(options.infoHashAllowList);
-    const evicted = engine.setAllowedInfoHashes(allowed);
+    const evicted = handler.setAllowedInfoHashes(allowed);
     logger.info('info_hash allow-list loaded', { file: options.infoHashAllowList, infoHashes: allowed.size, peersEvicted: evicted });
     return allowed.size;
   };
@@ -119,7 +119,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     options,
     logger,
     thread,
-    registry: engine.registry,
+    registry: handler.registry,
     localConnection: (id) => connectionsById.get(id),
     summary: () => ({ url: publicUrl, connections: sockets.size, peers: localPeers(), startedMs }),
   });
@@ -145,7 +145,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
 
   const stats = (): TrackerStats => {
     const nowMs = Date.now();
-    const counts = engine.registry.counts();
+    const counts = handler.registry.counts();
     const memory = process.memoryUsage();
     const cpu = process.cpuUsage();
     let limit: { soft: number | null; hard: number | null } = { soft: null, hard: null };
@@ -162,8 +162,8 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       uws: uwsBuild,
       connections: sockets.size,
       ...counts,
-      rates: rateWindow.rates(nowMs, engine.counters),
-      totals: { ...engine.counters, connectionsOpened, slowSocketsClosed },
+      rates: rateWindow.rates(nowMs, handler.counters),
+      totals: { ...handler.counters, connectionsOpened, slowSocketsClosed },
       rejectedConnections: { ...rejected },
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external },
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -226,7 +226,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       open(ws) {
         const connection = ws.getUserData().connection;
         connection.ws = ws;
-        engine.handleOpen(connection, Date.now());
+        handler.handleOpen(connection, Date.now());
         sockets.add(ws);
         connectionsById.set(connection.connectionId, connection);
         connectionsPerIp.set(connection.ip, (connectionsPerIp.get(connection.ip) ?? 0) + 1);
@@ -235,13 +235,13 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       message(ws, message, isBinary) {
         const connection = ws.getUserData().connection;
         try {
-          // uWS has checked that a text frame is valid UTF-8, so the engine may read its bytes
+          // uWS has checked that a text frame is valid UTF-8, so the handler may read its bytes
           // directly; a binary frame is decoded (invalid bytes become U+FFFD) before parsing.
           const frame = isBinary ? Buffer.from(message).toString('utf8') : Buffer.from(message);
-          const announcesBefore = engine.counters.announces;
+          const announcesBefore = handler.counters.announces;
           const startedAt = performance.now();
-          engine.handleMessage(connection, frame, Date.now());
-          if (engine.counters.announces !== announcesBefore) announceLatency.observe((performance.now() - startedAt) / 1000);
+          handler.handleMessage(connection, frame, Date.now());
+          if (handler.counters.announces !== announcesBefore) announceLatency.observe((performance.now() - startedAt) / 1000);
         } catch (error) {
           // A bug must cost one socket, not the process and every other peer with it.
           logger.error('message handling failed; closing that socket', { error: error instanceof Error ? error.stack ?? error.message : String(error), ip: connection.ip });
@@ -251,7 +251,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
       close(ws) {
         const connection = ws.getUserData().connection;
         connection.ws = null;
-        engine.handleClose(connection);
+        handler.handleClose(connection);
         sockets.delete(ws);
         connectionsById.delete(connection.connectionId);
         const count = (connectionsPerIp.get(connection.ip) ?? 1) - 1;
@@ -281,11 +281,11 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   publicUrl = url;
 
   const expiryTimer = setInterval(() => {
-    const removed = engine.expire(Date.now());
+    const removed = handler.expire(Date.now());
     if (removed > 0) logger.debug('peers expired', { removed });
   }, EXPIRY_SWEEP_MS);
-  const rateTimer = setInterval(() => rateWindow.sample(Date.now(), engine.counters), RATE_SAMPLE_MS);
-  rateWindow.sample(Date.now(), engine.counters);
+  const rateTimer = setInterval(() => rateWindow.sample(Date.now(), handler.counters), RATE_SAMPLE_MS);
+  rateWindow.sample(Date.now(), handler.counters);
   expiryTimer.unref();
   rateTimer.unref();
 

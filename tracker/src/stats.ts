@@ -4,7 +4,7 @@ import type { MembershipCounters } from './cluster-membership.js';
 import type { HistogramSnapshot } from './latency-histogram.js';
 import type { ClusterNode, RedisStatus } from './redis-bus.js';
 import type { EventLoopLag } from './process-metrics.js';
-import type { EngineCounters } from './tracker-engine.js';
+import type { MessageCounters } from './message-handler.js';
 
 export interface RejectedConnections {
   draining: number;
@@ -32,7 +32,7 @@ export interface TrackerStats {
     offersRelayed: number;
     answersRelayed: number;
   };
-  totals: EngineCounters & { connectionsOpened: number; slowSocketsClosed: number };
+  totals: MessageCounters & { connectionsOpened: number; slowSocketsClosed: number };
   rejectedConnections: RejectedConnections;
   memory: { rssBytes: number; heapUsedBytes: number; externalBytes: number };
   cpuSeconds: number;
@@ -64,18 +64,18 @@ export interface ClusterStats {
 
 /** Keeps the counters seen a few seconds ago so rates cover a short window, not all time. */
 export class RateWindow {
-  private samples: { atMs: number; counters: EngineCounters }[] = [];
+  private samples: { atMs: number; counters: MessageCounters }[] = [];
   constructor(private readonly windowMs = 10_000) {}
 
-  sample(nowMs: number, counters: EngineCounters): void {
+  sample(nowMs: number, counters: MessageCounters): void {
     this.samples.push({ atMs: nowMs, counters: { ...counters } });
     while (this.samples.length > 2 && nowMs - this.samples[1]!.atMs >= this.windowMs) this.samples.shift();
   }
 
-  rates(nowMs: number, current: EngineCounters): TrackerStats['rates'] {
+  rates(nowMs: number, current: MessageCounters): TrackerStats['rates'] {
     const oldest = this.samples[0];
     const seconds = oldest ? (nowMs - oldest.atMs) / 1000 : 0;
-    const rate = (key: keyof EngineCounters) => (oldest && seconds > 0 ? round((current[key] - oldest.counters[key]) / seconds) : 0);
+    const rate = (key: keyof MessageCounters) => (oldest && seconds > 0 ? round((current[key] - oldest.counters[key]) / seconds) : 0);
     return {
       messages: rate('messages'),
       announces: rate('announces'),

@@ -1,9 +1,10 @@
-// One client socket on uWS as the engine sees it (a Connection), with what the socket layer adds:
-// the backpressure limit, and frames held back while the cluster learns of a join or leave.
+// One client socket on uWS as the message handler sees it (a Connection), with what the socket
+// layer adds: the backpressure limit, and frames held back while the cluster learns of a join or
+// leave.
 
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { AddressableConnection } from './cluster-membership.js';
-import { Connection } from './tracker-engine.js';
+import { Connection } from './message-handler.js';
 
 export const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -69,7 +70,8 @@ export class UwsConnection extends Connection implements AddressableConnection {
   close(code: number, reason: string): void {
     const ws = this.ws;
     if (this.closed || !ws) return;
-    // The engine's close bookkeeping runs in uWS's close handler, called from end().
+    // The message handler's close bookkeeping (handleClose) runs in uWS's close callback, called
+    // from end().
     this.ws = null;
     ws.end(code, reason);
   }

@@ -1,5 +1,5 @@
-// `--workers N`: N threads serve one port. Each thread is a whole tracker (uWS app, engine,
-// registry) listening on the same port with SO_REUSEPORT, so the kernel spreads connections
+// `--workers N`: N threads serve one port. Each thread is a whole tracker (uWS app, message
+// handler, registry) listening on the same port with SO_REUSEPORT, so the kernel spreads connections
 // over them; the threads form a cluster over a ThreadBus (see cluster-membership.ts), which
 // relays an announce's offers to peers whose sockets another thread holds. This main thread
 // only starts, signals and, if one dies, restarts them.

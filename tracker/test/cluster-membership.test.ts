@@ -1,10 +1,11 @@
-// Nodes sharing swarms, without sockets or Redis: two engines whose ClusterMemberships talk over
-// an in-memory bus. Offers reach peers on the other node, joins and leaves are mirrored, a node
-// that is lost takes its peers with it, and a peer id that reconnects elsewhere moves there.
+// Nodes sharing swarms, without sockets or Redis: two message handlers whose ClusterMemberships
+// talk over an in-memory bus. Offers reach peers on the other node, joins and leaves are
+// mirrored, a node that is lost takes its peers with it, and a peer id that reconnects elsewhere
+// moves there.
 
 import { describe, expect, it } from 'vitest';
 import { ClusterMembership, type AddressableConnection, type ClusterBus } from '../src/cluster-membership.js';
-import { Connection, TrackerEngine } from '../src/tracker-engine.js';
+import { Connection, MessageHandler } from '../src/message-handler.js';
 import { binaryId } from './support/ws-peer.js';
 
 class TestConnection extends Connection implements AddressableConnection {
@@ -44,17 +45,17 @@ class MemoryNetwork {
 }
 
 function node(network: MemoryNetwork, nodeId: string) {
-  const engine = new TrackerEngine({ announceIntervalSec: 120, peerTimeoutSec: 300, maxOffersPerAnnounce: 10, maxSwarmsPerConnection: 10, maxScrapeInfoHashes: 10, fullScrape: false, messagesPerSecond: 0, messageBurst: 100 });
+  const handler = new MessageHandler({ announceIntervalSec: 120, peerTimeoutSec: 300, maxOffersPerAnnounce: 10, maxSwarmsPerConnection: 10, maxScrapeInfoHashes: 10, fullScrape: false, messagesPerSecond: 0, messageBurst: 100 });
   const connections = new Map<number, TestConnection>();
-  const membership = new ClusterMembership(engine.registry, network.bus(nodeId), (id) => connections.get(id));
+  const membership = new ClusterMembership(handler.registry, network.bus(nodeId), (id) => connections.get(id));
   const connect = () => {
     const connection = new TestConnection();
     connections.set(connection.connectionId, connection);
-    engine.handleOpen(connection, Date.now());
+    handler.handleOpen(connection, Date.now());
     return connection;
   };
   network.buses.get(nodeId)!.onConnected?.();
-  return { engine, membership, connect, connections };
+  return { handler, membership, connect, connections };
 }
 
 const hash = binaryId('cluster-swarm');
@@ -71,15 +72,15 @@ describe('ClusterMembership', () => {
     const b = node(network, 'b');
     const alice = a.connect();
     const bob = b.connect();
-    a.engine.handleMessage(alice, announce('alice'), Date.now());
-    b.engine.handleMessage(bob, announce('bob', 1), Date.now());
+    a.handler.handleMessage(alice, announce('alice'), Date.now());
+    b.handler.handleMessage(bob, announce('bob', 1), Date.now());
     // Bob's node knew alice: the response counts both, and the offer crossed to node a's socket.
     expect(bob.sent[0]).toMatchObject({ action: 'announce', incomplete: 2 });
     expect(alice.sent[1]).toMatchObject({ offer: { sdp: 'sdp-bob-0' }, peer_id: binaryId('bob') });
-    a.engine.handleMessage(alice, JSON.stringify({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('bob'), offer_id: binaryId('bob-o0'), answer: { type: 'answer', sdp: 'a' } }), Date.now());
+    a.handler.handleMessage(alice, JSON.stringify({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('bob'), offer_id: binaryId('bob-o0'), answer: { type: 'answer', sdp: 'a' } }), Date.now());
     expect(bob.sent[1]).toMatchObject({ answer: { sdp: 'a' }, peer_id: binaryId('alice') });
     for (const side of [a, b]) {
-      expect(side.engine.registry.counts()).toMatchObject({ swarms: 1, peers: 2 });
+      expect(side.handler.registry.counts()).toMatchObject({ swarms: 1, peers: 2 });
       expect(side.membership.countLocal().peers).toBe(1);
     }
     expect(a.membership.counters).toMatchObject({ relaysReceived: 1, relaysSent: 1, malformed: 0 });
@@ -91,40 +92,40 @@ describe('ClusterMembership', () => {
     const b = node(network, 'b');
     const alice = a.connect();
     const bob = b.connect();
-    a.engine.handleMessage(alice, announce('alice'), Date.now());
-    b.engine.handleMessage(bob, announce('bob'), Date.now());
-    a.engine.handleMessage(alice, JSON.stringify({ action: 'announce', event: 'completed', info_hash: hash, peer_id: binaryId('alice'), left: 0 }), Date.now());
-    expect(b.engine.registry.counts()).toMatchObject({ seeders: 1, leechers: 1 });
+    a.handler.handleMessage(alice, announce('alice'), Date.now());
+    b.handler.handleMessage(bob, announce('bob'), Date.now());
+    a.handler.handleMessage(alice, JSON.stringify({ action: 'announce', event: 'completed', info_hash: hash, peer_id: binaryId('alice'), left: 0 }), Date.now());
+    expect(b.handler.registry.counts()).toMatchObject({ seeders: 1, leechers: 1 });
 
     // Alice reconnects through node b: node a forgets its old socket's claim.
     const aliceAgain = b.connect();
-    b.engine.handleMessage(aliceAgain, announce('alice'), Date.now());
+    b.handler.handleMessage(aliceAgain, announce('alice'), Date.now());
     expect(a.membership.countLocal().peers).toBe(0);
     expect(b.membership.countLocal().peers).toBe(2);
-    a.engine.handleClose(alice);
-    expect(b.engine.registry.counts().peers).toBe(2);
+    a.handler.handleClose(alice);
+    expect(b.handler.registry.counts().peers).toBe(2);
 
     // Bob's socket closes: node a drops him.
-    b.engine.handleClose(bob);
-    expect(a.engine.registry.counts().peers).toBe(1);
+    b.handler.handleClose(bob);
+    expect(a.handler.registry.counts().peers).toBe(1);
 
     // Node b is lost: node a drops everything it held.
     network.buses.get('a')!.onNodeLost!('b');
-    expect(a.engine.registry.counts()).toMatchObject({ swarms: 0, peers: 0 });
+    expect(a.handler.registry.counts()).toMatchObject({ swarms: 0, peers: 0 });
   });
 
   it('ignores what it cannot read, and re-syncs a node that comes back', () => {
     const network = new MemoryNetwork();
     const a = node(network, 'a');
     const b = node(network, 'b');
-    a.engine.handleMessage(a.connect(), announce('alice'), Date.now());
+    a.handler.handleMessage(a.connect(), announce('alice'), Date.now());
     network.buses.get('b')!.onMessage!('a', Uint8Array.of(1, 2, 3));
     network.buses.get('b')!.onMessage!('a', Uint8Array.of(99));
     expect(b.membership.counters.malformed).toBe(2);
     network.buses.get('b')!.onNodeLost!('a');
-    expect(b.engine.registry.counts().peers).toBe(0);
+    expect(b.handler.registry.counts().peers).toBe(0);
     // Node a reconnects (its bus says so): it sends its whole membership.
     network.buses.get('a')!.onConnected!();
-    expect(b.engine.registry.counts().peers).toBe(1);
+    expect(b.handler.registry.counts().peers).toBe(1);
   });
 });

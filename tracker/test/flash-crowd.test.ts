@@ -7,12 +7,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS } from '../src/config.js';
-import { Connection, TrackerEngine } from '../src/tracker-engine.js';
+import { Connection, MessageHandler } from '../src/message-handler.js';
 // A plain ESM benchmark module, shared with the command that runs it at scale.
 import { runFlashCrowd, worstConnection } from '../bench/flash-crowd.mjs';
 
 interface CrowdResult {
-  counters: TrackerEngine['counters'];
+  counters: MessageHandler['counters'];
   clients: { times: number[]; failures: number }[];
 }
 
@@ -21,8 +21,8 @@ describe('flash crowd with the default rate limit', () => {
     const newcomers = 5000;
     const swarms = 2;
     const { counters, clients } = runFlashCrowd(
-      { TrackerEngine, Connection },
-      { engineOptions: DEFAULT_OPTIONS, residents: 20, newcomers, withinS: 0.5, swarms },
+      { MessageHandler, Connection },
+      { handlerOptions: DEFAULT_OPTIONS, residents: 20, newcomers, withinS: 0.5, swarms },
     ) as CrowdResult;
     const worst = worstConnection(clients, [DEFAULT_OPTIONS.messagesPerSecond]) as { max1s: number; burstNeeded: Record<number, number>; failures: number };
 

@@ -8,7 +8,7 @@ import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, 
 import { routingOf } from './request-routing.js';
 import { SwarmRegistry, type PeerEntry } from './swarm-registry.js';
 
-/** The socket as the engine sees it. */
+/** The socket as the handler sees it. */
 export interface ClientSocket {
   /**
    * Sends one text frame, given as a string or as its UTF-8 bytes (valid only during the call:
@@ -22,7 +22,7 @@ export interface ClientSocket {
 /** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
 export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
 
-export interface EngineOptions {
+export interface MessageHandlerOptions {
   announceIntervalSec: number;
   peerTimeoutSec: number;
   maxOffersPerAnnounce: number;
@@ -35,7 +35,7 @@ export interface EngineOptions {
 }
 
 /**
- * One client connection: the engine's per-socket state. The server adapter extends it with
+ * One client connection: the handler's per-socket state. The server adapter extends it with
  * the actual socket (send/close), so each connection is a single object. Memory per peer
  * matters here: most connections join one swarm, so the map is only made for a second one.
  */
@@ -91,7 +91,7 @@ export abstract class Connection implements ClientSocket {
   }
 }
 
-export interface EngineCounters {
+export interface MessageCounters {
   messages: number;
   announces: number;
   answers: number;
@@ -110,7 +110,7 @@ export const CLOSE_POLICY = 1008;
 const INVALID_MESSAGE_COST = 5;
 const textDecoder = new TextDecoder();
 
-// Constant parts of the frames the engine relays, in bittorrent-tracker's key order.
+// Constant parts of the frames the handler relays, in bittorrent-tracker's key order.
 const RESPONSE_START = framePart('{"action":"announce","interval":');
 const RESPONSE_INFO_HASH = framePart(',"info_hash":');
 const RESPONSE_COMPLETE = framePart(',"complete":');
@@ -122,9 +122,9 @@ const RELAY_PEER_ID = framePart(',"peer_id":');
 const RELAY_INFO_HASH = framePart(',"info_hash":');
 const FRAME_END = framePart('}');
 
-export class TrackerEngine {
+export class MessageHandler {
   readonly registry = new SwarmRegistry<Connection>();
-  readonly counters: EngineCounters = {
+  readonly counters: MessageCounters = {
     messages: 0,
     announces: 0,
     answers: 0,
@@ -138,12 +138,12 @@ export class TrackerEngine {
   };
   /** info_hashes (binary) allowed to form swarms; null allows every info_hash. */
   allowedInfoHashes: ReadonlySet<string> | null = null;
-  private readonly options: EngineOptions;
+  private readonly options: MessageHandlerOptions;
   private readonly intervalSec: number;
   private readonly writer = new FrameWriter();
   private readonly parseLimits: { maxOffers: number; maxScrapeInfoHashes: number };
 
-  constructor(options: EngineOptions) {
+  constructor(options: MessageHandlerOptions) {
     this.options = options;
     this.intervalSec = options.announceIntervalSec;
     this.parseLimits = { maxOffers: options.maxOffersPerAnnounce, maxScrapeInfoHashes: options.maxScrapeInfoHashes };
