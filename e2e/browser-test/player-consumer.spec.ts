@@ -29,7 +29,7 @@ test.afterAll(async () => {
 });
 
 interface ConsumerStats {
-  engine: string;
+  playback: string;
   p2p: string;
   httpBytes: number;
   p2pBytes: number;
@@ -57,7 +57,7 @@ test('pages bundled from the npm-installed tarballs (esbuild: ESM player, Vite: 
     await openConsumerPage(esbuildViewer, '/esbuild/');
     await openConsumerPage(viteViewer, '/vite/');
     for (const viewer of [esbuildViewer, viteViewer]) {
-      expect(await statsOf(viewer)).toMatchObject({ engine: 'hls.js', p2p: 'on' });
+      expect(await statsOf(viewer)).toMatchObject({ playback: 'hls.js', p2p: 'on' });
       await expect(viewer.locator('.shoal-stats-panel')).toBeVisible();
     }
     // The Vite page's third-party listener on video.js's quality level list heard of each rendition.

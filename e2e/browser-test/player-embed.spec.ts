@@ -69,10 +69,10 @@ test('the script-tag embed turns its div into a player that plays', async ({ pag
   expect(advancedS).toBeGreaterThanOrEqual(4);
   await expect(page.locator('.vjs-error')).toHaveCount(0);
   const stats = await page.evaluate(() => {
-    const global = (window as unknown as { ShoalPlayer: { playerOf(element: Element): { getStats(): { engine: string; httpBytes: number } } } }).ShoalPlayer;
+    const global = (window as unknown as { ShoalPlayer: { playerOf(element: Element): { getStats(): { playback: string; httpBytes: number } } } }).ShoalPlayer;
     return global.playerOf(document.querySelector('[data-shoal-src]')!).getStats();
   });
-  expect(stats.engine).toBe('hls.js');
+  expect(stats.playback).toBe('hls.js');
   expect(stats.httpBytes).toBeGreaterThan(0);
 });
 
@@ -138,8 +138,8 @@ test('the postMessage API round-trips every command and emits every event', asyn
   await call('setVolume', 0.5);
   expect(await frameVideo(frame)).toMatchObject({ volume: 0.5, muted: false });
 
-  const stats = (await call('getStats')) as { engine: string; httpBytes: number; currentTimeS: number; p2p: string };
-  expect(stats.engine).toBe('hls.js');
+  const stats = (await call('getStats')) as { playback: string; httpBytes: number; currentTimeS: number; p2p: string };
+  expect(stats.playback).toBe('hls.js');
   expect(stats.httpBytes).toBeGreaterThan(0);
   expect(stats.p2p).toBe('on');
 

@@ -102,7 +102,7 @@ test('a frame client created 2 s after `ready` still gets it, and every method a
     const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('no ready within 5 s')), 5_000));
     return Promise.race([client.ready!(), timeout]);
   });
-  expect(readyInfo).toMatchObject({ src: `${stack.origin.url}/vod/master.m3u8`, engine: 'hls.js', p2p: 'on' });
+  expect(readyInfo).toMatchObject({ src: `${stack.origin.url}/vod/master.m3u8`, playback: 'hls.js', p2p: 'on' });
 
   const call = (name: string, ...args: unknown[]) =>
     page.evaluate(([method, values]) => (window as unknown as { client: Record<string, (...a: unknown[]) => Promise<unknown>> }).client[method as string]!(...(values as unknown[])), [name, args] as const);
@@ -158,8 +158,8 @@ test('a frame client created 2 s after `ready` still gets it, and every method a
   await expect.poll(async () => ((await lastSeen('status')) as { resolutionId: number }).resolutionId).toBe(lowest.id);
   await call('setResolution', -1);
 
-  const stats = (await call('getStats')) as { engine: string; httpBytes: number };
-  expect(stats).toMatchObject({ engine: 'hls.js' });
+  const stats = (await call('getStats')) as { playback: string; httpBytes: number };
+  expect(stats).toMatchObject({ playback: 'hls.js' });
   expect(stats.httpBytes).toBeGreaterThan(0);
   expect((await seen('stats')).length).toBeGreaterThanOrEqual(1);
 

@@ -17,7 +17,7 @@ test.afterAll(async () => {
 interface PluginView {
   p2pBytes: number;
   httpBytes: number;
-  engine: string;
+  playback: string;
   renditionHeight: number | null;
   /** What video.js's quality level list holds: heights in list order, and the playing one. */
   levels: number[];
@@ -29,7 +29,7 @@ function pluginView(page: Page): Promise<PluginView> {
   return page.evaluate(() => {
     const global = window as unknown as {
       videojs: { getPlayer(id: string): unknown; players: Record<string, unknown> };
-      ShoalVideojs: { shoalOf(player: unknown): { getStats(): { p2pBytes: number; httpBytes: number; engine: string; rendition: { height: number } | null } } };
+      ShoalVideojs: { shoalOf(player: unknown): { getStats(): { p2pBytes: number; httpBytes: number; playback: string; rendition: { height: number } | null } } };
     };
     const player = global.videojs.getPlayer('video') as { qualityLevels(): ArrayLike<{ height: number }> & { selectedIndex: number } };
     const stats = global.ShoalVideojs.shoalOf(player).getStats();
@@ -38,7 +38,7 @@ function pluginView(page: Page): Promise<PluginView> {
     return {
       p2pBytes: stats.p2pBytes,
       httpBytes: stats.httpBytes,
-      engine: stats.engine,
+      playback: stats.playback,
       renditionHeight: stats.rendition?.height ?? null,
       levels,
       selectedHeight: list.selectedIndex >= 0 ? levels[list.selectedIndex]! : null,
@@ -54,7 +54,7 @@ test('a page’s own video.js player plays with the Shoal plugin, shares over P2
     await waitForPlaybackAdvance(playerViewer, 2);
     await pluginViewer.goto(`${stack.pages.url}/videojs-plugin.html?stream=live`);
     await waitForPlaybackAdvance(pluginViewer, 2);
-    expect((await pluginView(pluginViewer)).engine).toBe('hls.js');
+    expect((await pluginView(pluginViewer)).playback).toBe('hls.js');
 
     // The page's picker (it knows only video.js's API) drew one button per level it was told of.
     await expect(pluginViewer.locator('#levels button')).toHaveText(['all', /^180p/, /^360p/]);

@@ -1,6 +1,6 @@
 // What this browser can do, and the playback plan that follows from it. The decision is a pure
 // function so every fallback is tested without a browser.
-import type { P2pState, PlaybackEngine } from './types.js';
+import type { P2pState, Playback } from './types.js';
 
 export interface BrowserCapabilities {
   /** Media Source Extensions (or Safari's ManagedMediaSource): hls.js can play. */
@@ -12,7 +12,7 @@ export interface BrowserCapabilities {
 }
 
 export interface PlaybackPlan {
-  engine: PlaybackEngine;
+  playback: Playback;
   p2p: P2pState;
   /** Why P2P is not on, in words for the stats panel; empty when it is. */
   p2pNote: string;
@@ -32,11 +32,11 @@ export function detectCapabilities(scope: typeof globalThis = globalThis): Brows
 
 export function planPlayback(capabilities: BrowserCapabilities, p2pRequested: boolean, trackerCount: number): PlaybackPlan {
   // Where MSE exists hls.js plays, even on Safari: only hls.js can carry Shoal's loaders.
-  const engine: PlaybackEngine = capabilities.mse ? 'hls.js' : capabilities.nativeHls ? 'native' : 'none';
-  if (!p2pRequested) return { engine, p2p: 'off', p2pNote: 'P2P is turned off for this player.' };
-  if (engine === 'native') return { engine, p2p: 'unsupported', p2pNote: 'P2P off: no Media Source Extensions here, so the browser plays HLS natively.' };
-  if (engine === 'none') return { engine, p2p: 'unsupported', p2pNote: 'P2P off: this browser cannot play HLS.' };
-  if (!capabilities.webrtc) return { engine, p2p: 'unsupported', p2pNote: 'P2P off: this browser has no WebRTC data channels; playing over HTTP only.' };
-  if (trackerCount === 0) return { engine, p2p: 'off', p2pNote: 'P2P off: no tracker configured.' };
-  return { engine, p2p: 'on', p2pNote: '' };
+  const playback: Playback = capabilities.mse ? 'hls.js' : capabilities.nativeHls ? 'native' : 'none';
+  if (!p2pRequested) return { playback, p2p: 'off', p2pNote: 'P2P is turned off for this player.' };
+  if (playback === 'native') return { playback, p2p: 'unsupported', p2pNote: 'P2P off: no Media Source Extensions here, so the browser plays HLS natively.' };
+  if (playback === 'none') return { playback, p2p: 'unsupported', p2pNote: 'P2P off: this browser cannot play HLS.' };
+  if (!capabilities.webrtc) return { playback, p2p: 'unsupported', p2pNote: 'P2P off: this browser has no WebRTC data channels; playing over HTTP only.' };
+  if (trackerCount === 0) return { playback, p2p: 'off', p2pNote: 'P2P off: no tracker configured.' };
+  return { playback, p2p: 'on', p2pNote: '' };
 }

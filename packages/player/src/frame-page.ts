@@ -50,7 +50,7 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
     return { player: null, destroy: () => notice.remove() };
   }
 
-  const readyInfo = (): ReadyInfo => ({ src: player.options.src, p2p: player.plan.p2p, engine: player.plan.engine });
+  const readyInfo = (): ReadyInfo => ({ src: player.options.src, p2p: player.plan.p2p, playback: player.plan.playback });
   const whenReady = new Promise<ReadyInfo>((resolve) => player.videojs.ready(() => resolve(readyInfo())));
   const status = (): PlaybackStatus => ({
     state: player.getState(),

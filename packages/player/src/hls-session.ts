@@ -111,7 +111,7 @@ export class HlsSession {
     const latency = this.hls.latency;
     const isLive = this.hls.levels[Math.max(0, this.hls.currentLevel)]?.details?.live ?? false;
     return {
-      engine: 'hls.js',
+      playback: 'hls.js',
       p2p: this.p2pState,
       p2pNote: this.p2pNote,
       ...counters,

@@ -5,7 +5,7 @@ export { create, ShoalPlayer } from './player.js';
 export type { VideoJsPlayer } from './player.js';
 export { playerDefaults, pluginDefaults, resolvePlayerOptions, resolvePluginOptions } from './options.js';
 export type { P2pEngineFactory, P2pEngineSettings, ResolvedPlayerOptions, ResolvedPluginOptions, ShoalPlayerOptions, ShoalPluginOptions } from './options.js';
-export type { P2pCounters, P2pEngine, P2pState, PlaybackEngine, PlayerStats, RenditionInfo } from './types.js';
+export type { P2pCounters, P2pEngine, P2pState, Playback, PlayerStats, RenditionInfo } from './types.js';
 export type { PlaybackState } from './playback-state.js';
 export type { Resolution } from './resolutions.js';
 export { PlayerError } from './errors.js';

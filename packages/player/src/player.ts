@@ -64,7 +64,7 @@ export class ShoalPlayer {
       capabilities,
     );
     this.plan = this.shoal.plan;
-    if (this.plan.engine === 'none') {
+    if (this.plan.playback === 'none') {
       showPlayerError(this.videojs, 'This browser cannot play HLS video: it has neither Media Source Extensions nor native HLS.');
     } else {
       this.videojs.src({ src: this.options.src, type: hlsMimeType });

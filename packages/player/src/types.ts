@@ -27,7 +27,7 @@ export interface P2pEngine {
 }
 
 /** How the stream is being played. */
-export type PlaybackEngine = 'hls.js' | 'native' | 'none';
+export type Playback = 'hls.js' | 'native' | 'none';
 
 /** Whether P2P is running, and if not, why. */
 export type P2pState = 'on' | 'off' | 'unsupported' | 'failed';
@@ -44,7 +44,7 @@ export interface RenditionInfo {
 
 /** One snapshot of what the stats view shows; also what `getStats()` returns. */
 export interface PlayerStats {
-  engine: PlaybackEngine;
+  playback: Playback;
   p2p: P2pState;
   /** A sentence for people: why P2P is off or what failed, empty when P2P is on. */
   p2pNote: string;

@@ -8,7 +8,7 @@ export { addShoal, registerShoalPlugin, shoalOf } from './videojs-plugin.js';
 export type { PlayerShoal } from './videojs-plugin.js';
 export { pluginDefaults, resolvePluginOptions } from './options.js';
 export type { P2pEngineFactory, P2pEngineSettings, ResolvedPluginOptions, ShoalPluginOptions } from './options.js';
-export type { P2pCounters, P2pEngine, P2pState, PlaybackEngine, PlayerStats, RenditionInfo } from './types.js';
+export type { P2pCounters, P2pEngine, P2pState, Playback, PlayerStats, RenditionInfo } from './types.js';
 export type { Resolution } from './resolutions.js';
 export type { PlaybackPlan } from './capabilities.js';
 export { PlayerError } from './errors.js';

@@ -69,7 +69,7 @@ export function addShoal(vjs: VideoJsNamespace, player: Player, input?: ShoalPlu
 
   // A source set before Shoal was added plays through VHS or natively: load it again through hls.js.
   const current = player.currentSource() as unknown as SourceObject | undefined;
-  if (plan.engine === 'hls.js' && current?.src && isHlsSource(current) && !sessionOf(player)) {
+  if (plan.playback === 'hls.js' && current?.src && isHlsSource(current) && !sessionOf(player)) {
     player.src(player.currentSources() as never);
   }
   return handle;
@@ -92,7 +92,7 @@ function statsOf(player: Player, plan: PlaybackPlan): PlayerStats {
     }
   }
   return {
-    engine: plan.engine,
+    playback: plan.playback,
     p2p: plan.p2p,
     p2pNote: plan.p2pNote,
     httpBytes: 0,
@@ -102,7 +102,7 @@ function statsOf(player: Player, plan: PlaybackPlan): PlayerStats {
     downloadBytesPerS: 0,
     uploadBytesPerS: 0,
     p2pShare: null,
-    rendition: plan.engine === 'native' && media ? { index: -1, width: media.videoWidth, height: media.videoHeight, bitrate: 0, auto: true } : null,
+    rendition: plan.playback === 'native' && media ? { index: -1, width: media.videoWidth, height: media.videoHeight, bitrate: 0, auto: true } : null,
     bufferS,
     liveLatencyS: null,
     currentTimeS: media?.currentTime ?? 0,

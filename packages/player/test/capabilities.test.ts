@@ -5,26 +5,26 @@ const full = { mse: true, webrtc: true, nativeHls: false };
 
 describe('planPlayback', () => {
   it('plays through hls.js with P2P where MSE and WebRTC exist and a tracker is configured', () => {
-    expect(planPlayback(full, true, 1)).toEqual({ engine: 'hls.js', p2p: 'on', p2pNote: '' });
+    expect(planPlayback(full, true, 1)).toEqual({ playback: 'hls.js', p2p: 'on', p2pNote: '' });
   });
   it('prefers hls.js over native HLS on Safari with MSE, since only hls.js carries Shoal', () => {
-    expect(planPlayback({ ...full, nativeHls: true }, true, 1).engine).toBe('hls.js');
+    expect(planPlayback({ ...full, nativeHls: true }, true, 1).playback).toBe('hls.js');
   });
   it('plays native HLS without P2P where MSE is missing (iOS Safari), and says why', () => {
     const plan = planPlayback({ mse: false, webrtc: true, nativeHls: true }, true, 1);
-    expect(plan).toMatchObject({ engine: 'native', p2p: 'unsupported' });
+    expect(plan).toMatchObject({ playback: 'native', p2p: 'unsupported' });
     expect(plan.p2pNote).toMatch(/natively/);
   });
   it('plays hls.js alone where WebRTC is missing, and says why', () => {
     const plan = planPlayback({ ...full, webrtc: false }, true, 1);
-    expect(plan).toMatchObject({ engine: 'hls.js', p2p: 'unsupported' });
+    expect(plan).toMatchObject({ playback: 'hls.js', p2p: 'unsupported' });
     expect(plan.p2pNote).toMatch(/WebRTC/);
   });
   it('turns P2P off without a tracker, and when asked to', () => {
     expect(planPlayback(full, true, 0)).toMatchObject({ p2p: 'off', p2pNote: 'P2P off: no tracker configured.' });
-    expect(planPlayback(full, false, 2)).toMatchObject({ engine: 'hls.js', p2p: 'off' });
+    expect(planPlayback(full, false, 2)).toMatchObject({ playback: 'hls.js', p2p: 'off' });
   });
   it('reports a browser that can play no HLS at all', () => {
-    expect(planPlayback({ mse: false, webrtc: false, nativeHls: false }, true, 1).engine).toBe('none');
+    expect(planPlayback({ mse: false, webrtc: false, nativeHls: false }, true, 1).playback).toBe('none');
   });
 });

@@ -12,7 +12,7 @@ export interface StatsView {
 }
 
 const panelRows: Array<{ key: string; label: string; value: (stats: PlayerStats) => string }> = [
-  { key: 'playback', label: 'Playback', value: (s) => (s.engine === 'native' ? 'native HLS' : s.engine === 'hls.js' ? `hls.js${s.p2p === 'on' ? ' + Shoal P2P' : ''}` : 'unsupported') },
+  { key: 'playback', label: 'Playback', value: (s) => (s.playback === 'native' ? 'native HLS' : s.playback === 'hls.js' ? `hls.js${s.p2p === 'on' ? ' + Shoal P2P' : ''}` : 'unsupported') },
   { key: 'http-bytes', label: 'From origin (HTTP)', value: (s) => formatBytes(s.httpBytes) },
   { key: 'p2p-bytes', label: 'From peers (P2P)', value: (s) => formatBytes(s.p2pBytes) },
   { key: 'p2p-share', label: 'Share from peers', value: (s) => formatShare(s.p2pShare) },
