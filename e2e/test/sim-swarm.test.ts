@@ -139,7 +139,7 @@ describe('swarm simulator', () => {
     for (const [network, floor] of [['critical', 0.3], ['realistic', 0.05]] as const) {
       const config = { scenario: 'live-normal', peers: 8, durationS: 180, network, seed: 1 } as const;
       const shoal = simRunReport(await runSimulation(config));
-      const http = simRunReport(await runSimulation({ ...config, engine: 'http' }));
+      const http = simRunReport(await runSimulation({ ...config, httpOnly: true }));
       expect.soft(shoal.stalls.count, network).toBeLessThanOrEqual(http.stalls.count);
       expect.soft(shoal.stalls.seconds, network).toBeLessThanOrEqual(http.stalls.seconds);
       expect.soft(shoal.offload!, network).toBeGreaterThanOrEqual(floor);

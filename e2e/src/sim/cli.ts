@@ -1,6 +1,7 @@
 // `npm run simulate -- --scenario live-normal --peers 1000 --network unlimited --minutes 10 --seed 1 --out out/sim1`
-// Parses the simulator's arguments, runs the HTTP-only baseline and the Shoal run, writes
-// report.json + report.html (the browser swarm's format) and prints the terminal table.
+// Parses the simulator's arguments, runs the HTTP-only baseline and the Shoal run (or one of
+// them), writes report.json + report.html (the browser swarm's format) and prints the terminal
+// table. The simulator only simulates Shoal; unlike the swarm runner it has no --engine.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,7 +11,7 @@ import { renderReportTable } from '../swarm/report-table.js';
 import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from './sim-report.js';
 import { networkProfiles } from '../network-profiles.js';
 import { scenarioNames } from './sim-scenarios.js';
-import { DEFAULT_SIMULATION, runSimulation, type SimEngine, type SimulationConfig } from './simulation.js';
+import { DEFAULT_SIMULATION, runSimulation, type SimulationConfig } from './simulation.js';
 
 export const usage = `usage: npm run simulate -- [options]
 
@@ -23,18 +24,24 @@ ${Object.values(networkProfiles).map((profile) => `                          ${p
   --join-spread S       viewers join over S seconds (default: the scenario's, 30; VOD 60); the
                         browser swarm joins one a second: --join-spread 7 for 8 viewers
   --seed N              random seed: the same seed gives the same report (default 1)
-  --engine NAME         shoal | http (default shoal); http is the HTTP-only baseline alone
-  --no-baseline         with --engine shoal, skip the HTTP-only baseline run
+  --baseline-only       run the HTTP-only baseline alone (every viewer over HTTP, no Shoal run)
+  --no-baseline         run Shoal alone, without the HTTP-only baseline run before it
   --bitrate-kbps N      stream bitrate (default ${DEFAULT_SIMULATION.bitrateKbps}, the sample stream's 360p)
   --engine-options JSON options for every P2P viewer's engine, e.g. '{"seedersPerSegment":2}'
   --out DIR             write report.json and report.html there
 `;
 
 export interface SimCliOptions {
-  config: Omit<SimulationConfig, 'setup' | 'onProgress'>;
+  config: Omit<SimulationConfig, 'setup' | 'onProgress' | 'httpOnly'>;
+  /** Run the HTTP-only baseline (first). */
   baseline: boolean;
+  /** Run the HTTP-only baseline and not Shoal (--baseline-only). */
+  baselineOnly: boolean;
   outDir: string | undefined;
 }
+
+/** The answer to --engine, which picked shoal or http before issue 10. */
+const engineRemoved = '--engine was removed: the simulator always runs Shoal; use --baseline-only for HTTP alone';
 
 const positive = (name: string, text: string | undefined, fallback: number, integer = false) => {
   if (text === undefined) return fallback;
@@ -46,6 +53,8 @@ const positive = (name: string, text: string | undefined, fallback: number, inte
 };
 
 export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
+  // Checked before parseArgs, whose own message for an unknown or valueless option names no replacement.
+  if (argv.some((arg) => arg === '--engine' || arg.startsWith('--engine='))) throw new Error(engineRemoved);
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -54,7 +63,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       network: { type: 'string', default: 'unlimited' },
       minutes: { type: 'string' },
       seed: { type: 'string' },
-      engine: { type: 'string', default: 'shoal' },
+      'baseline-only': { type: 'boolean', default: false },
       'no-baseline': { type: 'boolean', default: false },
       'bitrate-kbps': { type: 'string' },
       'engine-options': { type: 'string' },
@@ -67,7 +76,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
   if (values.help) return 'help';
   if (!scenarioNames.includes(values.scenario!)) throw new Error(`unknown scenario "${values.scenario}"; one of: ${scenarioNames.join(', ')}`);
   if (!networkProfiles[values.network!]) throw new Error(`unknown network "${values.network}"; one of: ${Object.keys(networkProfiles).join(', ')}`);
-  if (values.engine !== 'shoal' && values.engine !== 'http') throw new Error(`--engine must be shoal or http, got "${values.engine}"`);
+  if (values['baseline-only'] && values['no-baseline']) throw new Error('give either --baseline-only (HTTP alone) or --no-baseline (Shoal alone), not both');
   let engineOptions: EngineOptionsInput = {};
   if (values['engine-options'] !== undefined) {
     try {
@@ -87,27 +96,28 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       network: values.network!,
       durationS: Math.round(positive('minutes', values.minutes, 10) * 60),
       seed,
-      engine: values.engine as SimEngine,
       bitrateKbps: positive('bitrate-kbps', values['bitrate-kbps'], DEFAULT_SIMULATION.bitrateKbps),
       engineOptions,
       ...(values['join-spread'] === undefined ? {} : { joinSpreadS: positive('join-spread', values['join-spread'], 30) }),
     },
-    baseline: values.engine === 'shoal' && !values['no-baseline'],
+    baseline: !values['no-baseline'],
+    baselineOnly: values['baseline-only']!,
     outDir: values.out,
   };
 }
 
-/** Runs the baseline (if asked) and the requested engine; writes and returns the report. */
+/** Runs the HTTP-only baseline (if asked) and Shoal (unless the baseline alone was asked); writes and returns the report. */
 export async function runSimCli(options: SimCliOptions, command: string, log: (line: string) => void): Promise<SimReport> {
-  const engines: SimEngine[] = options.baseline ? ['http', options.config.engine] : [options.config.engine];
+  const httpOnlyRuns = options.baselineOnly ? [true] : options.baseline ? [true, false] : [false];
   const runs: SimRunReport[] = [];
-  for (const engine of engines) {
+  for (const httpOnly of httpOnlyRuns) {
     const { config } = options;
-    log(`simulating ${config.scenario}: ${config.peers} viewers, ${config.network} network, ${config.durationS / 60} min, engine ${engine}, seed ${config.seed}`);
+    const name = httpOnly ? 'http' : 'shoal'; // as the report's table names the run
+    log(`simulating ${config.scenario}: ${config.peers} viewers, ${config.network} network, ${config.durationS / 60} min, ${httpOnly ? 'HTTP-only baseline' : 'Shoal'}, seed ${config.seed}`);
     const result = await runSimulation({
       ...config,
-      engine,
-      onProgress: (simulatedS, wallMs) => log(`  ${engine}: ${Math.round(simulatedS)} s simulated in ${(wallMs / 1000).toFixed(1)} s`),
+      httpOnly,
+      onProgress: (simulatedS, wallMs) => log(`  ${name}: ${Math.round(simulatedS)} s simulated in ${(wallMs / 1000).toFixed(1)} s`),
     });
     runs.push(simRunReport(result));
   }

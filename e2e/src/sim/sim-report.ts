@@ -7,7 +7,7 @@ import { networkProfile, viewerUploads } from '../network-profiles.js';
 import { idealOffload, offload } from '../swarm/metrics.js';
 import { buildSwarmReport, summarizeRun, type RunRecord } from '../swarm/report.js';
 import type { RunReport, SwarmReport } from '../swarm/report-schema.js';
-import type { ViewerSnapshot } from '../swarm/viewer-snapshot.js';
+import type { EngineName, ViewerSnapshot } from '../swarm/viewer-snapshot.js';
 import type { SimulationResult } from './simulation.js';
 
 export interface SimulatorSection {
@@ -36,6 +36,8 @@ const round = (value: number | null, digits = 4) => (value === null ? null : Mat
 
 export function runRecordOf(result: SimulationResult): RunRecord {
   const { config, origin } = result;
+  // The swarm report names each run by what its viewers ran.
+  const engine: EngineName = config.httpOnly ? 'http' : 'shoal';
   const endMs = config.durationS * 1000;
   const profile = networkProfile(config.network);
   const distinctSegmentBytes = [...origin.counters.bytesBySequence.keys()].reduce((sum, sequence) => sum + origin.segmentSize(sequence), 0);
@@ -43,7 +45,7 @@ export function runRecordOf(result: SimulationResult): RunRecord {
     const stats = result.viewerStats[index]!;
     const atMs = viewer.leftMs ?? endMs;
     const snapshot: ViewerSnapshot = {
-      engine: config.engine,
+      engine,
       p2p: viewer.p2p,
       atMs,
       navigationStartMs: viewer.joinMs,
@@ -78,17 +80,17 @@ export function runRecordOf(result: SimulationResult): RunRecord {
   });
   return {
     scenario: result.scenario.swarm,
-    engine: config.engine,
+    engine,
     peers: config.peers,
     durationS: config.durationS,
     streamUrl: `sim://origin/${result.scenario.swarm.name}/index.m3u8`,
-    trackerUrl: config.engine === 'http' ? null : 'sim://tracker',
+    trackerUrl: config.httpOnly ? null : 'sim://tracker',
     startedAtMs: 0,
     origin: { segmentBytes: origin.counters.segmentBytes, segmentRequests: origin.counters.segmentRequests, distinctSegmentBytes },
     viewers,
     timeline,
     loadAverage: { before: 0, peak: 0 },
-    trackerStats: config.engine === 'http' ? null : { ...result.tracker },
+    trackerStats: config.httpOnly ? null : { ...result.tracker },
   };
 }
 

@@ -11,16 +11,14 @@ import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
 import { SimSegmentStore } from './sim-store.js';
 import { DEFAULT_SIGNALING_PARAMS, SimTracker } from './sim-tracker.js';
 
-export type SimEngine = 'shoal' | 'http';
-
 export interface SimulationConfig {
   scenario: string;
   peers: number;
   network: string;
   durationS: number;
   seed: number;
-  /** `http`: every viewer plays with P2P off (the HTTP-only baseline). */
-  engine: SimEngine;
+  /** Every viewer plays with P2P off: the HTTP-only baseline. */
+  httpOnly: boolean;
   bitrateKbps: number;
   segmentDurationS: number;
   /** Passed to every P2P viewer's engine (over the defaults). */
@@ -41,7 +39,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, 'scenario' | 'peers'> = 
   network: 'unlimited',
   durationS: 600,
   seed: 1,
-  engine: 'shoal',
+  httpOnly: false,
   // The sample stream's 360p rendition (e2e/src/sample-media.ts): 620 kbit/s video + 64 audio.
   bitrateKbps: 684,
   segmentDurationS: 2,
@@ -163,11 +161,11 @@ export class Simulation {
   }
 
   private scheduleJoins(): void {
-    const { peers, engine } = this.config;
+    const { peers, httpOnly } = this.config;
     const spreadMs = this.scenario.joinSpreadS * 1000;
     for (let i = 0; i < peers; i++) {
       const atMs = peers > 1 ? (i * spreadMs) / peers + this.prng.between(0, spreadMs / peers) : 0;
-      const p2p = engine === 'shoal' && !this.p2pOff.has(i);
+      const p2p = !httpOnly && !this.p2pOff.has(i);
       this.clock.at(atMs, () => this.spawn(p2p));
     }
     const churn = this.scenario.churn;
