@@ -10,7 +10,6 @@ import {
   type FrameEvent,
   type FrameEventData,
   type ReadyInfo,
-  withPlaybackField,
 } from './frame-protocol.js';
 import type { PlaybackState } from './playback-state.js';
 import type { Resolution } from './resolutions.js';
@@ -62,9 +61,8 @@ export class ShoalFrameClient {
         if (message.ok) waiting.resolve(message.result);
         else waiting.reject(new PlayerError('FRAME_COMMAND', `${message.error?.code ?? 'ERROR'}: ${message.error?.message ?? 'command failed'}`));
       } else if (message.kind === 'event') {
-        const data = message.event === 'ready' || message.event === 'stats' ? withPlaybackField(message.data) : message.data;
-        if (message.event === 'ready') this.becomeReady(data as ReadyInfo);
-        for (const listener of this.listeners.get(message.event) ?? []) listener(data);
+        if (message.event === 'ready') this.becomeReady(message.data as ReadyInfo);
+        for (const listener of this.listeners.get(message.event) ?? []) listener(message.data);
       }
     };
     this.win.addEventListener('message', this.onMessage);
@@ -152,7 +150,7 @@ export class ShoalFrameClient {
   }
 
   getStats(): Promise<PlayerStats> {
-    return this.send('getStats', undefined).then(withPlaybackField);
+    return this.send('getStats', undefined);
   }
 
   /** Returns the function that removes the listener. */
@@ -187,7 +185,7 @@ export class ShoalFrameClient {
     if (this.isReady || this.destroyed) return;
     // Unanswered while the frame is still loading: its `ready` event or the next load covers that.
     this.send('hello', undefined).then(
-      (info) => this.becomeReady(withPlaybackField(info)),
+      (info) => this.becomeReady(info),
       () => undefined,
     );
   }

@@ -143,16 +143,6 @@ export type FrameMessage = CommandMessage | ResponseMessage | EventMessage;
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const owns = (table: object, key: unknown) => typeof key === 'string' && Object.prototype.hasOwnProperty.call(table, key);
 
-/**
- * ReadyInfo or the stats object with its `playback` field, from a frame page of any version: the
- * protocol has no version, and pages from before issue 10 call the field `engine`.
- */
-export function withPlaybackField<T>(data: T): T {
-  if (!isRecord(data) || data.playback !== undefined || typeof data.engine !== 'string') return data;
-  const { engine, ...rest } = data;
-  return { ...rest, playback: engine } as T;
-}
-
 /** A message of this protocol, or undefined for anything else posted to the window. */
 export function parseFrameMessage(data: unknown): FrameMessage | undefined {
   if (!isRecord(data) || data.shoal !== protocolTag) return undefined;
