@@ -170,6 +170,11 @@ export class UploadGovernor {
     return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
   }
 
+  /** Probing for the uplink's rate (slow start): the peers uploaded to are pinged more often. */
+  get probing(): boolean {
+    return this.slowStart;
+  }
+
   /**
    * The uplink's queueing delay now, as far as the last reading tells: a queue drains at most as
    * fast as time passes (pings stop with uploads, so a reading can be old; 0 before the first).
@@ -326,7 +331,12 @@ export class UploadGovernor {
   private sent(now: number): void {
     const resumed = now - this.lastSentMs > 2000;
     this.lastSentMs = now;
-    if (resumed) for (const source of this.sources) source.uploading();
+    if (!resumed) return;
+    for (const source of this.sources) source.uploading();
+    // The controller's next step counts the time the pace has been used: a first reading after a
+    // pause would otherwise double the pace at once (browser swarm, realistic: 16 to 32 kB/s half a
+    // second into a newcomer's first upload, on a 15.6 kB/s uplink; 1.3 s of queue followed).
+    this.controlledMs = now;
   }
 
   private wakeIn(delayMs: number): void {

@@ -176,6 +176,22 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it('grows its pace by the time uploads have run, not by the time since it last had a reading: the first reading after a pause does not double it', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 16 * 1024);
+    // The peer's base, from the handshake's time, long before any upload.
+    for (let i = 0; i < 3; i++) governor.delaySample('a', 1000);
+    await clock.advance(10_000);
+    governor.add(new Source(clock, clock.now(), 10_000_000));
+    governor.pump();
+    await clock.advance(250);
+    governor.delaySample('a', 1000); // no queue
+    // A quarter of a second of slow start: about 2^0.25, not 2.
+    expect(governor.stats.paceBytesPerS).toBeLessThan(16 * 1024 * 1.3);
+    expect(governor.stats.paceBytesPerS).toBeGreaterThan(16 * 1024);
+    governor.destroy();
+  });
+
   it('reads its queue from the median of its peers\' delays, which one lying peer cannot pull down', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 100_000);
@@ -221,8 +237,10 @@ describe('upload governor', () => {
     expect(paceBytesPerS).toBeLessThan(linkBytesPerS * 1.3);
     expect(paceBytesPerS).toBeGreaterThan(linkBytesPerS * 0.3);
     expect((theirs.bufferedAmount / linkBytesPerS) * 1000).toBeLessThan(500);
-    // And the pinger learnt the uploader's pace.
-    expect(downloader.expectedRate.bytesPerS).toBeLessThan(linkBytesPerS * 1.3);
+    // And the pinger learnt the uploader's pace, as of the last pong: between the channels' caps
+    // (what they carried x 1.1) the pace probes up to about 1.5x the link (sending no faster: the
+    // channels bound what is handed to them).
+    expect(downloader.expectedRate.bytesPerS).toBeLessThan(linkBytesPerS * 1.6);
     downloader.close();
     uploader.close();
   });
@@ -261,6 +279,42 @@ describe('upload governor', () => {
       downloader.close();
       uploader.close();
     }
+  });
+
+  it('pings the peer it uploads to four times a second while it probes for its uplink\'s rate, once a second after the uplink pushed back (a second-old reading let the pace double past a small uplink)', async () => {
+    const pingsOver = async (linkBytesPerS: number) => {
+      const clock = new VirtualClock();
+      const governor = new UploadGovernor(clock, 0, 16 * 1024);
+      const [mine, theirs] = linkTransports(clock, peerId(2), peerId(1), { bytesPerS: linkBytesPerS, latencyMs: 30 });
+      let pings = 0;
+      const send = theirs.send.bind(theirs);
+      theirs.send = (data: Uint8Array) => {
+        if (data[0] === 0x0a) pings++;
+        send(data);
+      };
+      const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 16 * 1024), 500_000);
+      const uploader = new PeerSession(theirs, clock, hooks(true), governor, 500_000);
+      downloader.start(false, 0, []);
+      uploader.start(true, 0, [1]);
+      await clock.advance(100);
+      downloader.request(0);
+      await clock.advance(5000);
+      const probing = governor.probing;
+      pings = 0;
+      await clock.advance(4000);
+      downloader.close();
+      uploader.close();
+      return { probing, pings };
+    };
+    // A fast uplink: still probing (the pace keeps doubling), four readings a second.
+    const fast = await pingsOver(10_000_000);
+    expect(fast.probing).toBe(true);
+    expect(fast.pings).toBeGreaterThanOrEqual(14);
+    // An uplink slower than the start pace pushed back within the first seconds: a reading a second.
+    const slow = await pingsOver(10_000);
+    expect(slow.probing).toBe(false);
+    expect(slow.pings).toBeGreaterThanOrEqual(3);
+    expect(slow.pings).toBeLessThanOrEqual(6);
   });
 
   it('does not advertise its start pace: until its uplink pushes back, requesters judge its rate by what they measured', async () => {
