@@ -204,6 +204,57 @@ describe('webrtc signaling against the reference tracker', () => {
     await waitFor(() => got.length === 1, 'message over the surviving connection');
   });
 
+  it('keeps an open connection when the tracker relays the same two peers\' offers to each other again (a new handshake would cost a small uplink, and the open one carries transfers)', async () => {
+    // A tracker that relays the first offer of one announce to the other peer, then crosses the
+    // offers of their next announces, as a tracker picking random peers for each offer may do
+    // between peers already connected.
+    const tracker = await scriptedTracker();
+    const byPeer = new Map<string, WebSocket>();
+    const announces: Record<string, any>[] = [];
+    tracker.onMessage((message, socket) => {
+      byPeer.set(message.peer_id, socket);
+      if (message.answer) {
+        byPeer.get(message.to_peer_id)!.send(JSON.stringify({ ...message, to_peer_id: undefined }));
+        return;
+      }
+      if (!message.offers?.length) return;
+      announces.push(message);
+      if (announces.length % 2 !== 0) return;
+      const [first, second] = announces.slice(-2) as [Record<string, any>, Record<string, any>];
+      if (first.peer_id === second.peer_id) return;
+      // The first time only the larger id's offer goes through: the smaller id's new offer would win
+      // the tie-break between two connections that are both still being made.
+      const hex = (announce: Record<string, any>) => Buffer.from(announce.peer_id, 'latin1').toString('hex');
+      const [smaller, larger] = hex(first) < hex(second) ? [first, second] : [second, first];
+      const pairs = announces.length === 2 ? [[larger, smaller]] : [[first, second], [second, first]];
+      for (const [from, to] of pairs as [Record<string, any>, Record<string, any>][]) {
+        const { offer_id: offerId, offer } = from.offers[0];
+        byPeer.get(to.peer_id)!.send(JSON.stringify({ action: 'announce', info_hash: INFO_HASH, peer_id: from.peer_id, offer_id: offerId, offer }));
+      }
+    });
+    const alice = signaling([tracker.url], { offersPerAnnounce: 1, requestPeersIntervalMs: 50 });
+    const bob = signaling([tracker.url], { offersPerAnnounce: 1, requestPeersIntervalMs: 50 });
+    const atAlice = recorder();
+    const atBob = recorder();
+    const aliceSwarm = alice.join(INFO_HASH, atAlice.events);
+    const bobSwarm = bob.join(INFO_HASH, atBob.events);
+    const open = (peers: PeerTransport[]) => peers.filter((peer) => peer.remotePeerId && !(peer as { closed?: boolean }).closed);
+    await waitFor(() => open(atAlice.peers).length > 0 && open(atBob.peers).length > 0, 'connected');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [aliceSide, bobSide] = [open(atAlice.peers)[0]!, open(atBob.peers)[0]!];
+    // Both ask the tracker for more peers; it crosses their new offers.
+    aliceSwarm.requestPeers();
+    bobSwarm.requestPeers();
+    await waitFor(() => announces.length >= 4, 'second announces', 2000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(open(atAlice.peers)).toEqual([aliceSide]);
+    expect(open(atBob.peers)).toEqual([bobSide]);
+    const got: Uint8Array[] = [];
+    bobSide.setEvents({ message: (data) => got.push(data), close: () => {}, drain: () => {} });
+    aliceSide.send(new Uint8Array([7]));
+    await waitFor(() => got.length === 1, 'a message over the first connection');
+  });
+
   it('accepts the info_hash as 40 hex characters too', async () => {
     const tracker = await referenceTracker();
     const alice = signaling([tracker]);
