@@ -70,6 +70,32 @@ async function scriptedTracker(port = 0) {
   };
 }
 
+type Announce = Record<string, any>;
+
+/**
+ * A tracker that relays answers, and sends each announce's first offer only where `route` says:
+ * given every announce with offers so far (the latest last), the [from, to] pairs to relay now.
+ */
+async function offerRoutingTracker(route: (announces: Announce[]) => [Announce, Announce][]) {
+  const tracker = await scriptedTracker();
+  const byPeer = new Map<string, WebSocket>();
+  const announces: Announce[] = [];
+  tracker.onMessage((message, socket) => {
+    byPeer.set(message.peer_id, socket);
+    if (message.answer) {
+      byPeer.get(message.to_peer_id)!.send(JSON.stringify({ ...message, to_peer_id: undefined }));
+      return;
+    }
+    if (!message.offers?.length) return;
+    announces.push(message);
+    for (const [from, to] of route(announces)) {
+      const { offer_id: offerId, offer } = from.offers[0];
+      byPeer.get(to.peer_id)!.send(JSON.stringify({ action: 'announce', info_hash: INFO_HASH, peer_id: from.peer_id, offer_id: offerId, offer }));
+    }
+  });
+  return { url: tracker.url, announces };
+}
+
 /** Real timers, counted, so a test can see that destroy() leaves none behind. */
 function countingClock(): Clock & { pending: Set<unknown> } {
   const pending = new Set<unknown>();
@@ -170,23 +196,9 @@ describe('webrtc signaling against the reference tracker', () => {
 
   it('keeps one connection when both peers offer to each other at once', async () => {
     // A tracker that holds the first announce until the second arrives, then crosses their offers.
-    const tracker = await scriptedTracker();
-    const byPeer = new Map<string, WebSocket>();
-    const announces: Record<string, any>[] = [];
-    tracker.onMessage((message, socket) => {
-      byPeer.set(message.peer_id, socket);
-      if (message.answer) {
-        byPeer.get(message.to_peer_id)!.send(JSON.stringify({ ...message, to_peer_id: undefined }));
-        return;
-      }
-      if (!message.offers?.length) return;
-      announces.push(message);
-      if (announces.length !== 2) return;
-      for (const [from, to] of [[announces[0]!, announces[1]!], [announces[1]!, announces[0]!]]) {
-        const { offer_id: offerId, offer } = from.offers[0];
-        byPeer.get(to.peer_id)!.send(JSON.stringify({ action: 'announce', info_hash: INFO_HASH, peer_id: from.peer_id, offer_id: offerId, offer }));
-      }
-    });
+    const tracker = await offerRoutingTracker((announces) =>
+      announces.length === 2 ? [[announces[0]!, announces[1]!], [announces[1]!, announces[0]!]] : [],
+    );
     const alice = signaling([tracker.url], { offersPerAnnounce: 1 });
     const bob = signaling([tracker.url], { offersPerAnnounce: 1 });
     const atAlice = recorder();
@@ -207,31 +219,17 @@ describe('webrtc signaling against the reference tracker', () => {
   it('keeps an open connection when the tracker relays the same two peers\' offers to each other again (a new handshake would cost a small uplink, and the open one carries transfers)', async () => {
     // A tracker that relays the first offer of one announce to the other peer, then crosses the
     // offers of their next announces, as a tracker picking random peers for each offer may do
-    // between peers already connected.
-    const tracker = await scriptedTracker();
-    const byPeer = new Map<string, WebSocket>();
-    const announces: Record<string, any>[] = [];
-    tracker.onMessage((message, socket) => {
-      byPeer.set(message.peer_id, socket);
-      if (message.answer) {
-        byPeer.get(message.to_peer_id)!.send(JSON.stringify({ ...message, to_peer_id: undefined }));
-        return;
-      }
-      if (!message.offers?.length) return;
-      announces.push(message);
-      if (announces.length % 2 !== 0) return;
-      const [first, second] = announces.slice(-2) as [Record<string, any>, Record<string, any>];
-      if (first.peer_id === second.peer_id) return;
-      // The first time only the larger id's offer goes through: the smaller id's new offer would win
-      // the tie-break between two connections that are both still being made.
-      const hex = (announce: Record<string, any>) => Buffer.from(announce.peer_id, 'latin1').toString('hex');
+    // between peers already connected. The first time only the larger id's offer goes through:
+    // the smaller id's new offer would win the tie-break between two connections being made.
+    const hex = (announce: Announce) => Buffer.from(announce.peer_id, 'latin1').toString('hex');
+    const tracker = await offerRoutingTracker((announces) => {
+      if (announces.length % 2 !== 0) return [];
+      const [first, second] = announces.slice(-2) as [Announce, Announce];
+      if (first.peer_id === second.peer_id) return [];
       const [smaller, larger] = hex(first) < hex(second) ? [first, second] : [second, first];
-      const pairs = announces.length === 2 ? [[larger, smaller]] : [[first, second], [second, first]];
-      for (const [from, to] of pairs as [Record<string, any>, Record<string, any>][]) {
-        const { offer_id: offerId, offer } = from.offers[0];
-        byPeer.get(to.peer_id)!.send(JSON.stringify({ action: 'announce', info_hash: INFO_HASH, peer_id: from.peer_id, offer_id: offerId, offer }));
-      }
+      return announces.length === 2 ? [[larger, smaller]] : [[first, second], [second, first]];
     });
+    const { announces } = tracker;
     const alice = signaling([tracker.url], { offersPerAnnounce: 1, requestPeersIntervalMs: 50 });
     const bob = signaling([tracker.url], { offersPerAnnounce: 1, requestPeersIntervalMs: 50 });
     const atAlice = recorder();
