@@ -124,13 +124,19 @@ describe('swarm simulator', () => {
   }, 20_000);
 
   it('shares segments that do not fit the deadline at an uploader\'s start pace (live-low)', async () => {
-    // A 171 kB segment at the governor's 64 KiB/s start pace takes 2.6 s, past live-low's P2P
+    // A 171 kB segment at the governor's 16 KiB/s start pace takes 10 s, past live-low's P2P
     // deadline: requesters must judge an unmeasured uploader by their own measurement, or P2P is
-    // never tried, so the pace never grows (0% here when the start pace was advertised). Seeds 1-10
-    // give 2-30% (mean 18%); this one 16-20%.
-    const report = simRunReport(await runSimulation({ scenario: 'live-low', peers: 6, durationS: 90, network: 'unlimited', seed: 1 }));
-    expect(report.offload!).toBeGreaterThanOrEqual(0.1);
-    expect(report.stalls.count).toBe(0);
+    // never tried, so the pace never grows (0% when the start pace was advertised). One run's
+    // offload varies a lot with the seed (seeds 1-10: 10-32%, mean 21%), so the floor is on the
+    // mean of three: 17%; 2% when every resumed upload restarted the
+    // controller's clock (f5658a3, undone: slow start then grew too slowly for live-low's deadlines).
+    let offload = 0;
+    for (const seed of [1, 2, 3]) {
+      const report = simRunReport(await runSimulation({ scenario: 'live-low', peers: 6, durationS: 90, network: 'unlimited', seed }));
+      offload += report.offload! / 3;
+      expect(report.stalls.count).toBe(0);
+    }
+    expect(offload).toBeGreaterThanOrEqual(0.1);
   });
 
   it('stalls no more than HTTP alone on home-sized uplinks, and still offloads there (8 viewers, live-normal)', async () => {

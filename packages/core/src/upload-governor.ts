@@ -331,12 +331,7 @@ export class UploadGovernor {
   private sent(now: number): void {
     const resumed = now - this.lastSentMs > 2000;
     this.lastSentMs = now;
-    if (!resumed) return;
-    for (const source of this.sources) source.uploading();
-    // The controller's next step counts the time the pace has been used: a first reading after a
-    // pause would otherwise double the pace at once (browser swarm, realistic: 16 to 32 kB/s half a
-    // second into a newcomer's first upload, on a 15.6 kB/s uplink; 1.3 s of queue followed).
-    this.controlledMs = now;
+    if (resumed) for (const source of this.sources) source.uploading();
   }
 
   private wakeIn(delayMs: number): void {
