@@ -34,24 +34,7 @@ const MIN_RATE_SAMPLE_MS = 250;
 const FAILURE_BACKOFF_MS = 1000;
 const MAX_FAILURE_BACKOFF_MS = 60_000;
 const STALLED_BYTES_PER_S = 2048;
-/**
- * While we upload to a peer (and for PING_AFTER_UPLOAD_MS after), pings measure our uplink's
- * queueing delay and tell it our upload state, this often; while we upload to others, every
- * OTHER_PEER_PING_INTERVAL_MS, for our upload state. Otherwise only the handshake's ping does: an
- * idle peer's pace does not change. Every message costs a home uplink a packet and the peer's
- * SCTP acknowledgement another: at a ping a second to every neighbour, pings, pongs and the
- * acknowledgements of both took about a tenth of a 125 kbit/s uplink in the browser swarm.
- */
-const PING_INTERVAL_MS = 1000;
-/**
- * While the governor probes for the uplink's rate (slow start), the peers we upload to are pinged
- * this often: the pace doubles every second, and a reading a second old let it overshoot a
- * 125 kbit/s uplink twice over before the queue showed (browser swarm, realistic: 16 to 29 kB/s
- * on one 17 ms reading, then 1.8 s of queue and a newcomer's segment took 3 s). At four readings a
- * second each step is about a fifth, and the queue is seen while it is still small.
- */
-const PROBE_PING_INTERVAL_MS = 250;
-const OTHER_PEER_PING_INTERVAL_MS = 4000;
+/** We count as uploading to a peer this long after its last byte: its pings keep the governor's cadence (UploadGovernor.pingIntervalMs). */
 const PING_AFTER_UPLOAD_MS = 3000;
 
 /** What a peer session needs from the engine. */
@@ -363,7 +346,7 @@ export class PeerSession {
     return wireUploadState(this.governor.advertised, this.hooks.uploadEnabled());
   }
 
-  /** Sends a ping now, and the next one in a second while this engine uploads (sooner while it probes). */
+  /** Sends a ping now, and the next one at the governor's cadence while this engine uploads. */
   private ping(): void {
     this.pingTimer = undefined;
     if (this.closed) return;
@@ -371,8 +354,7 @@ export class PeerSession {
     const now = this.clock.now();
     if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
     this.pingTimerSlow = !this.uploadingHere(now);
-    const intervalMs = this.pingTimerSlow ? OTHER_PEER_PING_INTERVAL_MS : this.governor.probing ? PROBE_PING_INTERVAL_MS : PING_INTERVAL_MS;
-    this.pingTimer = this.clock.setTimeout(() => this.ping(), intervalMs);
+    this.pingTimer = this.clock.setTimeout(() => this.ping(), this.governor.pingIntervalMs(!this.pingTimerSlow));
   }
 
   private uploadingHere(now: number): boolean {

@@ -46,6 +46,23 @@ const BASE_WINDOW_MS = 30_000;
  * uplink in the browser swarm).
  */
 const IDLE_RESTART_MS = 5000;
+/**
+ * While we upload to a peer, pings to it measure our uplink's queueing delay, this often; the
+ * others are pinged every OTHER_PEER_PING_INTERVAL_MS, for our upload state. With no uploads only
+ * the handshake's ping goes: an idle peer's pace does not change. Every message costs a home uplink
+ * a packet and the peer's SCTP acknowledgement another: at a ping a second to every neighbour,
+ * pings, pongs and the acknowledgements of both took about a tenth of a 125 kbit/s uplink in the
+ * browser swarm.
+ */
+const PING_INTERVAL_MS = 1000;
+/**
+ * In slow start the pace doubles every second, and a reading a second old let it overshoot a
+ * 125 kbit/s uplink twice over before the queue showed (browser swarm, realistic: 16 to 29 kB/s
+ * on one 17 ms reading, then 1.8 s of queue and a newcomer's segment took 3 s): the peers we
+ * upload to are pinged this often then, so each step is about a fifth.
+ */
+const PROBE_PING_INTERVAL_MS = 250;
+const OTHER_PEER_PING_INTERVAL_MS = 4000;
 /** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
 export const MAX_UPLOAD_WAIT_MS = 4000;
 export const MIN_CHUNK_BYTES = 1024;
@@ -170,9 +187,13 @@ export class UploadGovernor {
     return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
   }
 
-  /** Probing for the uplink's rate (slow start): the peers uploaded to are pinged more often. */
-  get probing(): boolean {
-    return this.slowStart;
+  /**
+   * How soon a peer session pings its peer again while this engine uploads: its pongs time our
+   * uplink's queue (`toUploadTarget`: we upload to that peer) and tell it our upload state.
+   */
+  pingIntervalMs(toUploadTarget: boolean): number {
+    if (!toUploadTarget) return OTHER_PEER_PING_INTERVAL_MS;
+    return this.slowStart ? PROBE_PING_INTERVAL_MS : PING_INTERVAL_MS;
   }
 
   /**

@@ -283,7 +283,7 @@ describe('upload governor', () => {
       await clock.advance(100);
       downloader.request(0);
       await clock.advance(5000);
-      const probing = governor.probing;
+      const probing = governor.advertised.paceBytesPerS === PACE_UNMEASURED;
       pings = 0;
       await clock.advance(4000);
       downloader.close();
