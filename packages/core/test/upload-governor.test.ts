@@ -55,6 +55,25 @@ function hooks(serves: boolean, readable?: number): PeerSessionHooks {
   };
 }
 
+/**
+ * Peer `remote` asks us for segments over a link of `linkBytesPerS` (it asks once `request(0)` is
+ * called); `uploader` is our session, its pings to the peer counted in `pings.count`.
+ */
+function uploadingTo(clock: VirtualClock, governor: UploadGovernor, remote: number, linkBytesPerS: number, readable?: number) {
+  const [mine, theirs] = linkTransports(clock, peerId(remote), peerId(1), { bytesPerS: linkBytesPerS, latencyMs: 30 });
+  const pings = { count: 0 };
+  const send = theirs.send.bind(theirs);
+  theirs.send = (data: Uint8Array) => {
+    if (data[0] === 0x0a) pings.count++;
+    send(data);
+  };
+  const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
+  const uploader = new PeerSession(theirs, clock, hooks(true, readable), governor, 500_000);
+  downloader.start(false, 0, []);
+  uploader.start(true, 0, [1]);
+  return { downloader, uploader, pings };
+}
+
 describe('upload governor', () => {
   it('cuts the pace when the queueing delay is above target, grows it below target only while it held uploads back', () => {
     expect(nextPace(100_000, 6 * TARGET_QUEUE_DELAY_MS, 1000, true)).toBeCloseTo(25_000, -2); // far above: /4 per second
@@ -232,33 +251,19 @@ describe('upload governor', () => {
   it('pings the peers it uploads to every second (a relay waiting for bytes too), its other neighbours every 4 s (each message costs a small uplink a packet and an acknowledgement)', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
-    const pings = new Map<string, number>();
-    const session = (remote: number, readable?: number) => {
-      const [mine, theirs] = linkTransports(clock, peerId(remote), peerId(1), { bytesPerS: 20_000, latencyMs: 30 });
-      const send = theirs.send.bind(theirs);
-      theirs.send = (data: Uint8Array) => {
-        if (data[0] === 0x0a) pings.set(peerId(remote), (pings.get(peerId(remote)) ?? 0) + 1);
-        send(data);
-      };
-      const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 64 * 1024), 500_000);
-      const uploader = new PeerSession(theirs, clock, hooks(true, readable), governor, 500_000);
-      downloader.start(false, 0, []);
-      uploader.start(true, 0, [1]);
-      return { downloader, uploader };
-    };
-    const asking = session(2);
-    const idle = session(3);
-    const relayed = session(4, 0); // its segment's bytes have not reached us yet
+    const asking = uploadingTo(clock, governor, 2, 20_000);
+    const idle = uploadingTo(clock, governor, 3, 20_000);
+    const relayed = uploadingTo(clock, governor, 4, 20_000, 0); // its segment's bytes have not reached us yet
     await clock.advance(100);
     asking.downloader.request(0);
     relayed.downloader.request(0);
     await clock.advance(2000);
-    pings.clear();
+    for (const { pings } of [asking, idle, relayed]) pings.count = 0;
     await clock.advance(20_000);
-    expect(pings.get(peerId(2))).toBeGreaterThanOrEqual(18);
-    expect(pings.get(peerId(4))).toBeGreaterThanOrEqual(18);
-    expect(pings.get(peerId(3)) ?? 0).toBeGreaterThanOrEqual(3);
-    expect(pings.get(peerId(3)) ?? 0).toBeLessThanOrEqual(7);
+    expect(asking.pings.count).toBeGreaterThanOrEqual(18);
+    expect(relayed.pings.count).toBeGreaterThanOrEqual(18);
+    expect(idle.pings.count).toBeGreaterThanOrEqual(3);
+    expect(idle.pings.count).toBeLessThanOrEqual(7);
     for (const { downloader, uploader } of [asking, idle, relayed]) {
       downloader.close();
       uploader.close();
@@ -269,26 +274,16 @@ describe('upload governor', () => {
     const pingsOver = async (linkBytesPerS: number) => {
       const clock = new VirtualClock();
       const governor = new UploadGovernor(clock, 0, 16 * 1024);
-      const [mine, theirs] = linkTransports(clock, peerId(2), peerId(1), { bytesPerS: linkBytesPerS, latencyMs: 30 });
-      let pings = 0;
-      const send = theirs.send.bind(theirs);
-      theirs.send = (data: Uint8Array) => {
-        if (data[0] === 0x0a) pings++;
-        send(data);
-      };
-      const downloader = new PeerSession(mine, clock, hooks(false), new UploadGovernor(clock, 0, 16 * 1024), 500_000);
-      const uploader = new PeerSession(theirs, clock, hooks(true), governor, 500_000);
-      downloader.start(false, 0, []);
-      uploader.start(true, 0, [1]);
+      const { downloader, uploader, pings } = uploadingTo(clock, governor, 2, linkBytesPerS);
       await clock.advance(100);
       downloader.request(0);
       await clock.advance(5000);
       const probing = governor.advertised.paceBytesPerS === PACE_UNMEASURED;
-      pings = 0;
+      pings.count = 0;
       await clock.advance(4000);
       downloader.close();
       uploader.close();
-      return { probing, pings };
+      return { probing, pings: pings.count };
     };
     // A fast uplink: still probing (the pace keeps doubling), four readings a second.
     const fast = await pingsOver(10_000_000);
