@@ -5,9 +5,9 @@ const parse = (argv: string[]) => parseSimArgs(argv) as SimCliOptions;
 
 describe('simulator CLI', () => {
   it('runs the HTTP-only baseline and Shoal by default, Shoal alone with --no-baseline, the baseline alone with --baseline-only', () => {
-    expect(parse([])).toMatchObject({ baseline: true, baselineOnly: false });
-    expect(parse(['--no-baseline'])).toMatchObject({ baseline: false, baselineOnly: false });
-    expect(parse(['--baseline-only'])).toMatchObject({ baseline: true, baselineOnly: true });
+    expect(parse([])).toMatchObject({ runs: ['http', 'shoal'] });
+    expect(parse(['--no-baseline'])).toMatchObject({ runs: ['shoal'] });
+    expect(parse(['--baseline-only'])).toMatchObject({ runs: ['http'] });
     expect(() => parse(['--baseline-only', '--no-baseline'])).toThrow('give either --baseline-only (HTTP alone) or --no-baseline (Shoal alone), not both');
   });
 

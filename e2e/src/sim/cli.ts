@@ -33,10 +33,8 @@ ${Object.values(networkProfiles).map((profile) => `                          ${p
 
 export interface SimCliOptions {
   config: Omit<SimulationConfig, 'setup' | 'onProgress' | 'httpOnly'>;
-  /** Run the HTTP-only baseline (first). */
-  baseline: boolean;
-  /** Run the HTTP-only baseline and not Shoal (--baseline-only). */
-  baselineOnly: boolean;
+  /** The runs, in order: the HTTP-only baseline (`http`, first) and Shoal (`shoal`), or one of them. */
+  runs: ('http' | 'shoal')[];
   outDir: string | undefined;
 }
 
@@ -100,19 +98,17 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       engineOptions,
       ...(values['join-spread'] === undefined ? {} : { joinSpreadS: positive('join-spread', values['join-spread'], 30) }),
     },
-    baseline: !values['no-baseline'],
-    baselineOnly: values['baseline-only']!,
+    runs: values['baseline-only'] ? ['http'] : values['no-baseline'] ? ['shoal'] : ['http', 'shoal'],
     outDir: values.out,
   };
 }
 
-/** Runs the HTTP-only baseline (if asked) and Shoal (unless the baseline alone was asked); writes and returns the report. */
+/** Runs what was asked (the HTTP-only baseline, Shoal, or both); writes and returns the report. */
 export async function runSimCli(options: SimCliOptions, command: string, log: (line: string) => void): Promise<SimReport> {
-  const httpOnlyRuns = options.baselineOnly ? [true] : options.baseline ? [true, false] : [false];
   const runs: SimRunReport[] = [];
-  for (const httpOnly of httpOnlyRuns) {
+  for (const name of options.runs) {
     const { config } = options;
-    const name = httpOnly ? 'http' : 'shoal'; // as the report's table names the run
+    const httpOnly = name === 'http';
     log(`simulating ${config.scenario}: ${config.peers} viewers, ${config.network} network, ${config.durationS / 60} min, ${httpOnly ? 'HTTP-only baseline' : 'Shoal'}, seed ${config.seed}`);
     const result = await runSimulation({
       ...config,
