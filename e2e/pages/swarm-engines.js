@@ -155,8 +155,9 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
         let uploaded = 0;
         traceTimer = setInterval(() => {
           const stats = shoal.getStats();
-          const { paceBytesPerS, queueDelayMs, yielding } = stats.upload;
-          trace(`upload: ${stats.uploadBytes - uploaded} bytes sent, pace ${Math.round(paceBytesPerS / 1000)} kB/s, uplink queue ${queueDelayMs === undefined ? '-' : Math.round(queueDelayMs)} ms${yielding ? ', yielding to playback' : ''}`);
+          const { paceBytesPerS, queueDelayMs, yielding, downloadReserveBytesPerS } = stats.upload;
+          const reserve = downloadReserveBytesPerS > 0 ? `, ${Math.round(downloadReserveBytesPerS / 1000)} kB/s of it left to downloads` : '';
+          trace(`upload: ${stats.uploadBytes - uploaded} bytes sent, pace ${Math.round(paceBytesPerS / 1000)} kB/s${reserve}, uplink queue ${queueDelayMs === undefined ? '-' : Math.round(queueDelayMs)} ms${yielding ? ', yielding to playback' : ''}`);
           uploaded = stats.uploadBytes;
         }, 500);
       }

@@ -19,6 +19,8 @@ import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signal
 import { UploadGovernor } from './upload-governor.js';
 
 const log = createLogger('shoal:core:engine');
+/** What a download's TCP acknowledgements take of the uplink, as a share of its rate (see UploadGovernor.setDownloadReserve). */
+const DOWNLOAD_ACK_SHARE = 0.05;
 
 export interface EngineDeps {
   clock: Clock;
@@ -261,6 +263,23 @@ export class ShoalEngine {
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
     if (nextMs < Infinity) this.scheduleTick(nextMs - now);
+    this.reserveUplinkForDownloads();
+  }
+
+  /**
+   * While an origin download runs, uploads leave the uplink its TCP acknowledgements need: about
+   * 5 % of its rate on the wire (the browser swarm's HTTP-only viewers sent 15-20 kbit/s while
+   * downloading 355-442 kbit/s on average), most of a 125 kbit/s uplink at 2 Mbit/s. Behind uploads
+   * they wait in the router's queue and the download slows down (browser swarm, realistic: a Range
+   * resume took 1.6 s and a seed fetch beside it 3.6 s, their first bytes after 0.9 s, and a
+   * newcomer stalled). The download runs at the downlink's measured rate (the configured one
+   * before the first measurement: a newcomer's first downloads get the whole uplink). P2P
+   * downloads on such links are as slow as their senders' uplinks: theirs are left out.
+   */
+  private reserveUplinkForDownloads(): void {
+    const downloading = [...this.streams.values()].some((stream) => stream.transfers.anyOverHttp());
+    const rate = this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS;
+    this.governor.setDownloadReserve(downloading ? rate * DOWNLOAD_ACK_SHARE : 0);
   }
 
   /** Whether the active swarm's join and its requests for more peers wait for the player now (see meetingPeersWaits). */
@@ -285,6 +304,7 @@ export class ShoalEngine {
     if (!removed) return;
     if (last) stream.transfers.abandon(sequence);
     waiter.reject(new ShoalError('ABORTED', `load of segment ${sequence} aborted`));
+    this.reserveUplinkForDownloads();
   }
 
   private assertAlive(): void {

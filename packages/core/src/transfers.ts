@@ -120,6 +120,11 @@ export class Transfers {
     return left;
   }
 
+  anyOverHttp(): boolean {
+    for (const transfer of this.bySequence.values()) if (transfer.state === 'http') return true;
+    return false;
+  }
+
   anyOverP2P(): boolean {
     for (const transfer of this.bySequence.values()) if (transfer.state === 'p2p') return true;
     return false;

@@ -6,8 +6,9 @@
 // the uplink's queueing delay (measured by peers from our ping messages' one-way delay) stays
 // under a small target, and falls fast when the delay rises. Requests are served one at a time,
 // oldest first, so that each copy completes as early as possible; none while the viewer's own
-// buffer is low (the engine says when). What SCTP holds unsent is bounded too, so a cancel or a
-// yield takes effect within a fraction of a second.
+// buffer is low, and below the pace by what the viewer's own downloads need of the uplink while
+// they run (the engine says both). What SCTP holds unsent is bounded too, so a cancel or a yield
+// takes effect within a fraction of a second.
 import { CHUNK_BYTES, PACE_UNMEASURED } from './peer-protocol.js';
 import type { Clock, TimerId } from './types.js';
 
@@ -137,6 +138,8 @@ export interface UploadGovernorStats {
   queueDelayMs: number | undefined;
   /** Uploads are paused for the viewer's own playback. */
   yielding: boolean;
+  /** Of the pace, what the viewer's own downloads need now (uploads use the rest), bytes/s. */
+  downloadReserveBytesPerS: number;
 }
 
 export class UploadGovernor {
@@ -163,6 +166,8 @@ export class UploadGovernor {
    */
   private window = { startMs: 0, bytes: 0, channelsFull: false, idle: true };
   private yielding = false;
+  /** Uplink the viewer's own downloads need now (their acknowledgements), bytes/s: uploads use the pace less this. */
+  private reserve = 0;
   private timer: TimerId | undefined;
   /** When data was last sent, over any source. */
   lastSentMs = -Infinity;
@@ -184,7 +189,10 @@ export class UploadGovernor {
 
   get stats(): UploadGovernorStats {
     this.restartIfIdle();
-    return { paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding };
+    return {
+      paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding,
+      downloadReserveBytesPerS: Math.round(this.reserve),
+    };
   }
 
   /**
@@ -225,6 +233,19 @@ export class UploadGovernor {
   accepts(): boolean {
     if (this.yielding) return false;
     return (this.advertised.backlogBytes / this.pace) * 1000 <= MAX_UPLOAD_WAIT_MS;
+  }
+
+  /**
+   * The viewer's own downloads need this much of the uplink now for their TCP acknowledgements,
+   * bytes/s (0: none runs; see the engine's reserveUplinkForDownloads). Uploads send at the pace
+   * less this, nothing when it is the whole pace; the pace itself stays (the reserve comes and
+   * goes with each download).
+   */
+  setDownloadReserve(bytesPerS: number): void {
+    if (bytesPerS === this.reserve) return;
+    this.reserve = bytesPerS;
+    if (bytesPerS > 0) this.window.idle = true;
+    this.pump();
   }
 
   /** The viewer's own playback needs the uplink (buffer low): pause every upload until told otherwise. */
@@ -316,10 +337,16 @@ export class UploadGovernor {
     if (this.timer !== undefined || this.yielding) return;
     this.restartIfIdle();
     const now = this.clock.now();
-    const chunk = chunkBytesFor(this.pace);
-    this.tokens = Math.min(Math.max(chunk, this.pace * BURST_S), this.tokens + ((now - this.refilledMs) / 1000) * this.pace);
+    const pace = this.pace - this.reserve;
+    // The whole pace is needed by our own downloads: nothing goes until the reserve changes.
+    if (pace < MIN_CHUNK_BYTES) {
+      this.refilledMs = now;
+      return;
+    }
+    const chunk = chunkBytesFor(pace);
+    this.tokens = Math.min(Math.max(chunk, pace * BURST_S), this.tokens + ((now - this.refilledMs) / 1000) * pace);
     this.refilledMs = now;
-    const sendBufferBytes = Math.max(chunk, this.pace * SEND_BUFFER_S);
+    const sendBufferBytes = Math.max(chunk, pace * SEND_BUFFER_S);
     for (;;) {
       let unsent = 0;
       let next: UploadSource | undefined;
@@ -336,11 +363,12 @@ export class UploadGovernor {
       if (unsent >= sendBufferBytes) {
         // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
         this.window.channelsFull = true;
-        return this.wakeIn((unsent / this.pace) * 500);
+        return this.wakeIn((unsent / pace) * 500);
       }
       if (this.tokens < chunk) {
-        this.paceLimited = true;
-        return this.wakeIn(((chunk - this.tokens) / this.pace) * 1000);
+        // Held back by the reserve, the pace itself was not what limited uploads: it does not grow on it.
+        if (this.reserve === 0) this.paceLimited = true;
+        return this.wakeIn(((chunk - this.tokens) / pace) * 1000);
       }
       const sent = next.sendChunk(chunk);
       this.tokens -= sent;

@@ -217,6 +217,39 @@ describe('engine', () => {
     expect(holder.getStats().uploadBytes).toBe(200_000);
   });
 
+  it('leaves its own origin downloads the uplink their acknowledgements need, and uploads again after them', async () => {
+    const w = world();
+    const refs = makeSegments(w.origin, VOD, 30);
+    const holder = w.make(1, { uploadRateLimitBytesPerS: 50_000 });
+    holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    holder.setPlayback(vodAt(0));
+    const own = holder.loadSegment(refs[20]!);
+    await w.clock.advance(1000);
+    await own.result;
+    const viewer = w.make(2);
+    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    viewer.setPlayback(vodAt(0));
+    await w.clock.advance(200);
+    const load = viewer.loadSegment(refs[20]!); // 200 kB at 50 kB/s: 4 s of uploading
+    await w.clock.advance(1000);
+    expect(holder.getStats().upload.downloadReserveBytesPerS).toBe(0);
+    expect(holder.getStats().uploadBytes).toBeGreaterThan(0);
+    // The holder's next download takes 2 s; its acknowledgements at the 2 MB/s its first measured need 100 kB/s, the whole pace.
+    w.origin.bytesPerS = 100_000;
+    const next = holder.loadSegment(refs[1]!);
+    await w.clock.advance(100);
+    const paused = holder.getStats().uploadBytes;
+    expect(holder.getStats().upload.downloadReserveBytesPerS).toBeGreaterThanOrEqual(50_000);
+    await w.clock.advance(1500);
+    expect(holder.getStats().uploadBytes).toBe(paused);
+    await w.clock.advance(1000);
+    expect((await next.result).source).toBe('http');
+    expect(holder.getStats().upload.downloadReserveBytesPerS).toBe(0);
+    await w.clock.advance(5000);
+    expect((await load.result).source).toBe('p2p');
+    expect(holder.getStats().uploadBytes).toBe(200_000);
+  });
+
   it('serves nothing with upload off', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 30);
