@@ -282,7 +282,7 @@ export class PeerSession {
         return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState() });
       case 'pong':
         this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
-        return this.governor.delaySample(this.id, wireMsDiff(message.receivedMs, message.echoMs));
+        return this.governor.delaySample(this.id, wireMsDiff(message.receivedMs, message.echoMs), wireMsDiff(wireMs(this.clock.now()), message.echoMs));
       case 'data':
         return this.receiveData(message.sequence, message.offset, message.totalBytes, message.payload);
       case 'done': {
@@ -350,6 +350,7 @@ export class PeerSession {
   private ping(): void {
     this.pingTimer = undefined;
     if (this.closed) return;
+    this.governor.pingSent(this.id);
     this.send({ type: 'ping', sentMs: wireMs(this.clock.now()), ...this.ownUploadState() });
     const now = this.clock.now();
     if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;

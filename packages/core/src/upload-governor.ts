@@ -11,6 +11,7 @@
 // takes effect within a fraction of a second.
 import { CHUNK_BYTES, PACE_UNMEASURED } from './peer-protocol.js';
 import type { Clock, TimerId } from './types.js';
+import { UplinkDelay } from './uplink-delay.js';
 
 /** Queueing delay the controller aims for, ms: small next to a segment's download time. */
 export const TARGET_QUEUE_DELAY_MS = 100;
@@ -30,12 +31,6 @@ const BURST_S = 0.05;
 const WAKE_GRID_MS = 20;
 /** Bytes SCTP may hold unsent over all peers, as time at the current pace (at least one chunk). */
 const SEND_BUFFER_S = 0.1;
-/** A delay sample older than this says nothing about the queue now (peers we upload to are pinged every second, others every 4 s). */
-const SAMPLE_MAX_AGE_MS = 1500;
-/** A peer's first samples set its base; its delays count from this many on (a first sample taken behind a full queue would read as no queue). */
-const MIN_BASE_SAMPLES = 3;
-/** One-way delay base: the minimum over two windows of this length (clock offsets cancel; a stale base ages out). */
-const BASE_WINDOW_MS = 30_000;
 /**
  * After this long without uploading, a pace below the start pace probes again, in slow start (so
  * not advertised as measured): what was learnt may be stale, and a pace too low to offer anyone
@@ -104,33 +99,6 @@ export interface UploadSource {
   uploading(): void;
 }
 
-/** Min over two rotating windows: the one-way delay with no queue, clock offset included. */
-class DelayBase {
-  private current = Infinity;
-  private previous = Infinity;
-  private windowStartMs: number;
-  latestMs = Infinity;
-  latestAtMs = -Infinity;
-  samples = 0;
-
-  constructor(nowMs: number) {
-    this.windowStartMs = nowMs;
-  }
-
-  add(oneWayMs: number, nowMs: number): number {
-    if (nowMs - this.windowStartMs >= BASE_WINDOW_MS) {
-      this.previous = this.current;
-      this.current = Infinity;
-      this.windowStartMs = nowMs;
-    }
-    this.current = Math.min(this.current, oneWayMs);
-    this.samples++;
-    this.latestMs = oneWayMs - Math.min(this.current, this.previous);
-    this.latestAtMs = nowMs;
-    return this.latestMs;
-  }
-}
-
 export interface UploadGovernorStats {
   /** The pace uploads may use now, bytes/s (0 while yielding or with upload off). */
   paceBytesPerS: number;
@@ -149,7 +117,7 @@ export class UploadGovernor {
   private tokens = 0;
   private refilledMs: number;
   private readonly sources = new Set<UploadSource>();
-  private readonly bases = new Map<string, DelayBase>();
+  private readonly delay = new UplinkDelay();
   private queueDelayMs: number | undefined;
   private queueDelayAtMs = -Infinity;
   private controlledMs: number;
@@ -257,26 +225,24 @@ export class UploadGovernor {
   }
 
   /**
-   * A peer measured the one-way delay of our ping (its receive clock minus our send clock, so an
-   * unknown offset is included): the rise over its minimum is the queueing delay on our side
-   * (plus any on the peer's downlink). The uplink is shared by every peer, so the recent rises
-   * should agree: their median counts, which one peer lying in its pongs cannot move far (the
-   * smallest would let any one peer talk us into filling our uplink). Recent ones are mostly from
-   * the peers we upload to (pinged every second, the others every 4 s): a liar that is the only
-   * one of them can hide our queue until the player's low buffer stops uploads (setYielding).
+   * A peer answered our ping: the one-way delay it measured (its receive clock minus our send
+   * clock), and the round trip on our clock when known. The controller steps on the delay the
+   * fresh readings agree on (uplink-delay.ts).
    */
-  delaySample(peerId: string, oneWayMs: number): void {
+  delaySample(peerId: string, oneWayMs: number, rttMs?: number): void {
     const now = this.clock.now();
-    let base = this.bases.get(peerId);
-    if (!base) this.bases.set(peerId, (base = new DelayBase(now)));
-    base.add(oneWayMs, now);
-    const fresh: number[] = [];
-    for (const each of this.bases.values()) {
-      if (each.samples >= MIN_BASE_SAMPLES && now - each.latestAtMs <= SAMPLE_MAX_AGE_MS) fresh.push(each.latestMs);
-    }
-    if (fresh.length === 0) return;
-    fresh.sort((a, b) => a - b);
-    const delayMs = fresh[(fresh.length - 1) >> 1]!;
+    const delayMs = this.delay.pong(peerId, oneWayMs, rttMs, now);
+    if (delayMs !== undefined) this.control(delayMs, now);
+  }
+
+  /** A ping goes out to the peer: a previous one still unanswered may tell that the queue grew. */
+  pingSent(peerId: string): void {
+    const now = this.clock.now();
+    const delayMs = this.delay.ping(peerId, now);
+    if (delayMs !== undefined) this.control(delayMs, now);
+  }
+
+  private control(delayMs: number, now: number): void {
     this.queueDelayMs = delayMs;
     this.queueDelayAtMs = now;
     if (delayMs > TARGET_QUEUE_DELAY_MS) {
@@ -306,7 +272,7 @@ export class UploadGovernor {
   }
 
   forgetPeer(peerId: string): void {
-    this.bases.delete(peerId);
+    this.delay.forget(peerId);
   }
 
   add(source: UploadSource): void {

@@ -148,6 +148,31 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it('slows down when its pings go unanswered for longer than a round trip, before any late pong arrives', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 16 * 1024);
+    const busy = new Source(clock, 0, 10_000_000);
+    governor.add(busy);
+    governor.pump();
+    for (let i = 0; i < 8; i++) {
+      governor.pingSent('a');
+      await clock.advance(20);
+      governor.delaySample('a', 1000, 20); // no queue: slow start grows the pace
+      await clock.advance(230);
+    }
+    const grown = governor.stats.paceBytesPerS;
+    expect(grown).toBeGreaterThan(32 * 1024);
+    // The queue now holds the pongs back: the pings still go out at the cadence, and none is answered.
+    for (let i = 0; i < 6; i++) {
+      governor.pingSent('a');
+      await clock.advance(250);
+    }
+    governor.pingSent('a');
+    expect(governor.stats.queueDelayMs).toBe(1500 - 20);
+    expect(governor.stats.paceBytesPerS).toBeLessThan(grown / 2);
+    governor.destroy();
+  });
+
   it('caps its pace at what full channels carried only while there was always more to send', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
