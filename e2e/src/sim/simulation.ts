@@ -1,7 +1,7 @@
 // One simulation run: the unmodified @shoal/core engine in every simulated viewer, wired to the
 // virtual clock, the flow network, the simulated tracker and origin, and driven by the player
 // model. Returns the raw records; sim-report.ts turns them into the swarm report.
-import { ShoalEngine, type EngineOptionsInput, type EngineStats } from '@shoal/core';
+import { ShoalEngine, streamKey, swarmIdFromUrl, type EngineOptionsInput, type EngineStats } from '@shoal/core';
 import {
   ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock,
   type LinkCapacity, type PlayerParams, type StreamSpec, type ViewerRecord,
@@ -93,7 +93,8 @@ export class Simulation {
     const swarm = this.scenario.swarm;
     this.prng = new Prng(config.seed);
     this.hostPrng = this.prng.fork(1);
-    this.streamKey = `sim://origin/${swarm.name}/index.m3u8|shoal1|bw=${config.bitrateKbps * 1000}`;
+    // The key the hls.js adapter builds for this rendition (so elections hash what a browser's would).
+    this.streamKey = streamKey(swarmIdFromUrl(`sim://origin/${swarm.name}/index.m3u8`), { bandwidth: config.bitrateKbps * 1000 });
     const segments = Math.ceil(config.durationS / config.segmentDurationS) + swarm.liveWindowSize + 2;
     const spec: StreamSpec = {
       kind: swarm.stream,
