@@ -44,6 +44,22 @@ async function seeded(w: ReturnType<typeof world>, n: number, refs: SegmentRef[]
   return engine;
 }
 
+/** A holder (with `options`) that fetched refs[sequence] from the origin, and a viewer that joined 200 ms after (`joinedMs`: when it was made). */
+async function holderAndViewer(w: ReturnType<typeof world>, refs: SegmentRef[], options: EngineOptionsInput, sequence: number) {
+  const holder = w.make(1, options);
+  holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+  holder.setPlayback(vodAt(0));
+  const own = holder.loadSegment(refs[sequence]!);
+  await w.clock.advance(1000);
+  await own.result;
+  const joinedMs = w.clock.now();
+  const viewer = w.make(2);
+  viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+  viewer.setPlayback(vodAt(0));
+  await w.clock.advance(200);
+  return { holder, viewer, joinedMs };
+}
+
 describe('engine', () => {
   it('fetches the urgent segment over HTTP when no peer can deliver in time', async () => {
     const w = world();
@@ -197,17 +213,7 @@ describe('engine', () => {
   it('caps upload at uploadRateLimitBytesPerS', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 30);
-    const holder = w.make(1, { uploadRateLimitBytesPerS: 100_000 });
-    holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    holder.setPlayback(vodAt(0));
-    const own = holder.loadSegment(refs[20]!);
-    await w.clock.advance(1000);
-    await own.result;
-    const start = w.clock.now();
-    const viewer = w.make(2);
-    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    viewer.setPlayback(vodAt(0));
-    await w.clock.advance(200);
+    const { holder, viewer, joinedMs: start } = await holderAndViewer(w, refs, { uploadRateLimitBytesPerS: 100_000 }, 20);
     const load = viewer.loadSegment(refs[20]!); // needed in 40 s
     await w.clock.advance(5000);
     const result = await load.result;
@@ -220,16 +226,7 @@ describe('engine', () => {
   it('leaves its own origin downloads the uplink their acknowledgements need, and uploads again after them', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 30);
-    const holder = w.make(1, { uploadRateLimitBytesPerS: 50_000 });
-    holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    holder.setPlayback(vodAt(0));
-    const own = holder.loadSegment(refs[20]!);
-    await w.clock.advance(1000);
-    await own.result;
-    const viewer = w.make(2);
-    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    viewer.setPlayback(vodAt(0));
-    await w.clock.advance(200);
+    const { holder, viewer } = await holderAndViewer(w, refs, { uploadRateLimitBytesPerS: 50_000 }, 20);
     const load = viewer.loadSegment(refs[20]!); // 200 kB at 50 kB/s: 4 s of uploading
     await w.clock.advance(1000);
     expect(holder.getStats().upload.downloadReserveBytesPerS).toBe(0);
@@ -253,16 +250,7 @@ describe('engine', () => {
   it('serves nothing with upload off', async () => {
     const w = world();
     const refs = makeSegments(w.origin, VOD, 30);
-    const holder = w.make(1, { upload: false });
-    holder.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    holder.setPlayback(vodAt(0));
-    const own = holder.loadSegment(refs[10]!);
-    await w.clock.advance(1000);
-    await own.result;
-    const viewer = w.make(2);
-    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    viewer.setPlayback(vodAt(0));
-    await w.clock.advance(200);
+    const { holder, viewer } = await holderAndViewer(w, refs, { upload: false }, 10);
     const load = viewer.loadSegment(refs[10]!);
     await w.clock.advance(3000);
     expect((await load.result).source).toBe('http');
