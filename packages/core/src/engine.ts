@@ -19,8 +19,6 @@ import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signal
 import { UploadGovernor } from './upload-governor.js';
 
 const log = createLogger('shoal:core:engine');
-/** What a download's TCP acknowledgements take of the uplink, as a share of its rate (see UploadGovernor.setDownloadReserve). */
-const DOWNLOAD_ACK_SHARE = 0.05;
 
 export interface EngineDeps {
   clock: Clock;
@@ -179,8 +177,7 @@ export class ShoalEngine {
     const streams: Record<string, StreamStats> = {};
     const peers = new Set<string>();
     for (const stream of this.streams.values()) {
-      stream.stats.peers = stream.pool.size;
-      streams[stream.key] = { ...stream.stats };
+      streams[stream.key] = { ...stream.stats, peers: stream.pool.size };
       totals.httpBytes += stream.stats.httpBytes;
       totals.p2pBytes += stream.stats.p2pBytes;
       totals.uploadBytes += stream.stats.uploadBytes;
@@ -266,20 +263,10 @@ export class ShoalEngine {
     this.reserveUplinkForDownloads();
   }
 
-  /**
-   * While an origin download runs, uploads leave the uplink its TCP acknowledgements need: about
-   * 5 % of its rate on the wire (the browser swarm's HTTP-only viewers sent 15-20 kbit/s while
-   * downloading 355-442 kbit/s on average), most of a 125 kbit/s uplink at 2 Mbit/s. Behind uploads
-   * they wait in the router's queue and the download slows down (browser swarm, realistic: a Range
-   * resume took 1.6 s and a seed fetch beside it 3.6 s, their first bytes after 0.9 s, and a
-   * newcomer stalled). The download runs at the downlink's measured rate (the configured one
-   * before the first measurement: a newcomer's first downloads get the whole uplink). P2P
-   * downloads on such links are as slow as their senders' uplinks: theirs are left out.
-   */
+  /** Uploads leave the uplink our own origin downloads need (UploadGovernor.setOriginDownloads). */
   private reserveUplinkForDownloads(): void {
     const downloading = [...this.streams.values()].some((stream) => stream.transfers.anyOverHttp());
-    const rate = this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS;
-    this.governor.setDownloadReserve(downloading ? rate * DOWNLOAD_ACK_SHARE : 0);
+    this.governor.setOriginDownloads(downloading ? (this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS) : 0);
   }
 
   /** Whether the active swarm's join and its requests for more peers wait for the player now (see meetingPeersWaits). */

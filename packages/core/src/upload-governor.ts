@@ -24,6 +24,8 @@ const GAIN_PER_S = Math.LN2;
 const PROBE_GAIN_PER_S = Math.log(1.15);
 /** The bucket holds at most this much pace: bursts stay short (a burst waits in the router's queue). */
 const BURST_S = 0.05;
+/** What a download's TCP acknowledgements take of the uplink, as a share of its rate (setOriginDownloads). */
+const DOWNLOAD_ACK_SHARE = 0.05;
 /**
  * The pacing timer's period: each wake sends what accrued since the last. Wakes fall on a grid of
  * this period, so that many engines on one clock (the simulator) share their instants.
@@ -204,15 +206,21 @@ export class UploadGovernor {
   }
 
   /**
-   * The viewer's own downloads need this much of the uplink now for their TCP acknowledgements,
-   * bytes/s (0: none runs; see the engine's reserveUplinkForDownloads). Uploads send at the pace
-   * less this, nothing when it is the whole pace; the pace itself stays (the reserve comes and
-   * goes with each download).
+   * The viewer's own origin downloads run at this rate now, bytes/s (0: none runs; before the
+   * first measurement the configured rate, so a newcomer's first downloads get the whole uplink).
+   * Their TCP acknowledgements need about DOWNLOAD_ACK_SHARE of it on the uplink: the browser
+   * swarm's HTTP-only viewers sent 15-20 kbit/s while downloading 355-442 kbit/s, most of a
+   * 125 kbit/s uplink at 2 Mbit/s. Queued behind uploads they slow the download (browser swarm,
+   * realistic: a Range resume took 1.6 s and a seed fetch beside it 3.6 s, and a newcomer
+   * stalled). So uploads send at the pace less that reserve, nothing when it is the whole pace;
+   * the pace itself stays (the reserve comes and goes with each download). P2P downloads are
+   * left out: on such links they are as slow as their senders' uplinks.
    */
-  setDownloadReserve(bytesPerS: number): void {
-    if (bytesPerS === this.reserve) return;
-    this.reserve = bytesPerS;
-    if (bytesPerS > 0) this.window.idle = true;
+  setOriginDownloads(bytesPerS: number): void {
+    const reserve = bytesPerS * DOWNLOAD_ACK_SHARE;
+    if (reserve === this.reserve) return;
+    this.reserve = reserve;
+    if (reserve > 0) this.window.idle = true;
     this.pump();
   }
 

@@ -125,24 +125,24 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
-  it("sends at its pace less the reserve for the viewer's own downloads, nothing when that is the whole pace", async () => {
+  it("sends at its pace less 5% of the viewer's own origin downloads' rate, nothing when that is the whole pace", async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 50_000);
     const source = new Source(clock, 1, 200_000);
     governor.add(source);
-    governor.setDownloadReserve(20_000);
+    governor.setOriginDownloads(400_000); // their acknowledgements: 20 kB/s
     await clock.advance(2000);
     // 30 kB/s for 2 s, within one burst; the pace itself stays (the reserve comes and goes with each download).
     expect(source.total).toBeGreaterThan(55_000);
     expect(source.total).toBeLessThan(65_000);
     expect(governor.stats).toMatchObject({ paceBytesPerS: 50_000, downloadReserveBytesPerS: 20_000, yielding: false });
-    governor.setDownloadReserve(60_000);
+    governor.setOriginDownloads(1_200_000);
     await clock.advance(100);
     const held = source.total;
     await clock.advance(2000);
     expect(source.total).toBe(held);
     expect(governor.accepts()).toBe(true); // a pause of a download's length: requests still queue
-    governor.setDownloadReserve(0);
+    governor.setOriginDownloads(0);
     await clock.advance(1000);
     expect(source.total - held).toBeGreaterThan(45_000);
     governor.destroy();
