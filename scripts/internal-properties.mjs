@@ -11,17 +11,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const read = (path) => readFileSync(join(root, path), 'utf8');
-const sources = (dir) =>
-  readdirSync(join(root, dir)).flatMap((name) => {
+const read = (path, base = root) => readFileSync(join(base, path), 'utf8');
+const sources = (dir, base = root) =>
+  readdirSync(join(base, dir)).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(join(root, path)).isDirectory()) return name === 'testing' ? [] : sources(path);
+    if (statSync(join(base, path)).isDirectory()) return name === 'testing' ? [] : sources(path, base);
     return /\.(ts|mjs|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
   });
 const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
 
-export function internalPropertyNames() {
-  const ours = [...sources('packages/core/src'), ...sources('packages/hlsjs/src')].map(read).join('\n');
+/**
+ * `sourceRoot`: where the sources to shorten are (another commit's, for `npm run size -- --at`);
+ * the foreign types are always this tree's built ones.
+ */
+export function internalPropertyNames(sourceRoot = root) {
+  const ours = [...sources('packages/core/src', sourceRoot), ...sources('packages/hlsjs/src', sourceRoot)].map((path) => read(path, sourceRoot)).join('\n');
   const typeFiles = [
     ...readdirSync(join(root, 'packages/core/dist')).filter((name) => name.endsWith('.d.ts') && name !== 'testing.d.ts').map((name) => `packages/core/dist/${name}`),
     'packages/hlsjs/dist/index.d.ts',
@@ -29,7 +33,7 @@ export function internalPropertyNames() {
     ...readdirSync(join(root, 'node_modules/typescript/lib')).filter((name) => /^lib\.(dom|es5|es20\d\d[\w.]*)\.d\.ts$/.test(name)).map((name) => `node_modules/typescript/lib/${name}`),
   ];
   for (const file of typeFiles) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
-  const foreign = words([...typeFiles.map(read), ...sources('tracker/src').map(read)].join('\n'));
+  const foreign = words([...typeFiles.map((path) => read(path)), ...sources('tracker/src', sourceRoot).map((path) => read(path, sourceRoot))].join('\n'));
   const quoted = new Set([...ours.matchAll(/['"`]([A-Za-z_$][\w$]*)['"`]/g)].map((match) => match[1]));
   const used = new Set([
     ...[...ours.matchAll(/\.([A-Za-z_$][\w$]*)/g)].map((match) => match[1]),
@@ -39,4 +43,4 @@ export function internalPropertyNames() {
 }
 
 /** The names as one anchored pattern for esbuild's `mangleProps`. */
-export const internalPropertyPattern = () => new RegExp(`^(?:${internalPropertyNames().join('|')})$`);
+export const internalPropertyPattern = (sourceRoot = root) => new RegExp(`^(?:${internalPropertyNames(sourceRoot).join('|')})$`);

@@ -1,5 +1,5 @@
 // `npm run size`: minified + gzip size of the shipped browser bundles, against their budgets.
-// With --check, exits non-zero when a budget is exceeded (run by `npm test`).
+// With --check, exits non-zero when a budget is exceeded (run by `npm test`); --rivals and --at REV: see below.
 import { existsSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
@@ -48,4 +48,40 @@ if (process.argv.includes('--rivals')) {
   const code = result.outputFiles[0].contents;
   const gzipped = gzipSync(code, { level: 9 }).length;
   console.log(`rival  p2p-media-loader-hlsjs + core 2.3.1 (esbuild, no hls.js): ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipped / 1024).toFixed(1)} KiB min+gzip`);
+}
+
+// --at REV[,REV...]: what changes cost. Each commit's @shoal/core and @shoal/hlsjs sources
+// (git archive) and this tree's are bundled alike: esbuild, minified ESM for the browser, es2020,
+// hls.js left out, internal property names shortened by this tree's rules over each commit's own
+// sources. Close to, not the same as, the shipped bundle (rollup keeps class fields until one
+// minification of the whole chunk): compare these figures with each other, not with the budget.
+const atIndex = process.argv.indexOf('--at');
+if (atIndex > 0) {
+  const { build } = await import('esbuild');
+  const { execFileSync } = await import('node:child_process');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { internalPropertyPattern } = await import('./internal-properties.mjs');
+  const root = new URL('..', import.meta.url).pathname;
+  const bundled = async (label, sourceRoot) => {
+    const fromSource = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
+    const result = await build({
+      entryPoints: [`${sourceRoot}/packages/hlsjs/src/index.ts`], bundle: true, minify: true, format: 'esm', platform: 'browser',
+      target: 'es2020', external: ['hls.js'], write: false, logLevel: 'error', mangleProps: internalPropertyPattern(sourceRoot),
+      plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${fromSource[path]}` })) }],
+    });
+    const code = result.outputFiles[0].contents;
+    console.log(`at ${label}: ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipSync(code, { level: 9 }).length / 1024).toFixed(2)} KiB min+gzip`);
+  };
+  for (const rev of (process.argv[atIndex + 1] ?? '').split(',').filter(Boolean)) {
+    const dir = mkdtempSync(`${tmpdir()}/shoal-size-`);
+    try {
+      const archive = execFileSync('git', ['-C', root, 'archive', rev, 'packages/core/src', 'packages/hlsjs/src', 'tracker/src'], { maxBuffer: 1 << 28 });
+      execFileSync('tar', ['-x', '-C', dir], { input: archive });
+      await bundled(execFileSync('git', ['-C', root, 'rev-parse', '--short', rev]).toString().trim(), dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  await bundled('the working tree', root.replace(/\/$/, ''));
 }
