@@ -98,9 +98,8 @@ export class Simulation {
     const segments = Math.ceil(config.durationS / config.segmentDurationS) + swarm.liveWindowSize + 2;
     const spec: StreamSpec = {
       kind: swarm.stream,
-      streamKey: this.streamKey,
+      renditions: [{ streamKey: this.streamKey, bitrateBitsPerS: config.bitrateKbps * 1000 }],
       segmentDurationS: config.segmentDurationS,
-      bitrateBitsPerS: config.bitrateKbps * 1000,
       sizeJitter: 0.15,
       liveWindowSize: swarm.liveWindowSize,
       segmentCount: segments,
@@ -138,15 +137,17 @@ export class Simulation {
       ...(p2p ? { signaling: this.tracker.signaling(host, peerId) } : {}),
     });
     const bucketMs = this.config.bucketS * 1000;
-    const player = new PlayerModel(
-      this.clock, this.origin, engine, this.playerParams, { index, p2p },
-      capacity.latencyMs + 15, this.prng.between(0, this.playerParams.timeupdateMs),
-      (bytes) => {
+    const player = new PlayerModel(this.clock, this.origin, engine, this.playerParams, {
+      index,
+      p2p,
+      originOneWayMs: capacity.latencyMs + 15,
+      feedPhaseMs: this.prng.between(0, this.playerParams.timeupdateMs),
+      onDelivered: (bytes) => {
         const bucket = Math.floor(this.clock.now() / bucketMs);
         while (this.deliveredByBucket.length <= bucket) this.deliveredByBucket.push(0);
         this.deliveredByBucket[bucket]! += bytes;
       },
-    );
+    });
     const viewer: Viewer = { index, peerId, host, engine, player, stats: undefined };
     this.viewers.push(viewer);
     this.active.add(viewer);

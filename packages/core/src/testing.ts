@@ -7,10 +7,10 @@ export { VirtualClock } from './testing/virtual-clock.js';
 export { Prng } from './testing/prng.js';
 export { FlowNetwork, Pipe, SimHost, type LinkCapacity } from './testing/flow-network.js';
 export { ChannelLedger, SimChannelEnd, connectHosts, linkTransports, type LinkOptions } from './testing/sim-channel.js';
-export { SimOrigin, HTTP_CHUNK_BYTES, type OriginCounters, type OriginOptions, type StreamSpec } from './testing/sim-origin.js';
+export { SimOrigin, HTTP_CHUNK_BYTES, type OriginCounters, type OriginOptions, type Rendition, type StreamSpec } from './testing/sim-origin.js';
 /** TCP's initial congestion window the simulated origin starts each transfer with (the one the engine's HTTP budgets assume). */
 export { TCP_INITIAL_WINDOW_BYTES as INITIAL_WINDOW_BYTES } from './scheduler.js';
-export { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type StallRecord, type ViewerRecord } from './testing/player-model.js';
+export { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type PlayerSetup, type StallRecord, type ViewerRecord } from './testing/player-model.js';
 export { pickEvictionVictim } from './segment-store.js';
 export { CHUNK_BYTES, DATA_HEADER_BYTES, MessageType } from './peer-protocol.js';
 export { DEFAULT_SIGNALING_OPTIONS } from './webrtc/signaling-options.js';

@@ -135,11 +135,11 @@ describe('a saturated uplink slows what else the host sends (bufferbloat)', () =
       const clock = new VirtualClock();
       const network = new FlowNetwork(clock);
       const viewer = bloated('v');
-      const spec = { kind: 'vod', streamKey: 'k', segmentDurationS: 2, bitrateBitsPerS: 300_000, sizeJitter: 0, liveWindowSize: 10, segmentCount: 4 } as const;
+      const spec = { kind: 'vod', renditions: [{ streamKey: 'k', bitrateBitsPerS: 300_000 }], segmentDurationS: 2, sizeJitter: 0, liveWindowSize: 10, segmentCount: 4 } as const;
       const origin = new SimOrigin(clock, network, spec, { latencyMs: 10, perConnectionBytesPerS: Infinity }, new Prng(1), 10_000);
       if (uploading) new Pipe(network, viewer, host('peer', 0)).push(1_000_000, () => {});
       let doneAt = -1;
-      void origin.client(viewer).fetch({ url: 'sim://origin/1.ts' }).body.then(() => (doneAt = clock.now()));
+      void origin.client(viewer).fetch({ url: 'sim://origin/r0-1.ts' }).body.then(() => (doneAt = clock.now()));
       await clock.runUntil(60_000);
       return doneAt;
     };

@@ -3,7 +3,8 @@
 // Shoal's fragment loader does) while the forward buffer is under maxBufferLength; starts after
 // a startup buffer; plays at rate 1; stalls when the playhead reaches the end of the buffer and
 // resumes when the next fragment is appended. Like @shoal/hlsjs it reports playback to the engine
-// on every `timeupdate` (every 250 ms) and on every change of state.
+// on every `timeupdate` (every 250 ms) and on every change of state. It plays the origin's first
+// rendition until told to switch (an ABR level switch).
 import type { ShoalEngine } from '../engine.js';
 import type { SegmentLoad } from '../pending-loads.js';
 import type { PlaybackState, SegmentRef } from '../types.js';
@@ -56,6 +57,18 @@ export interface ViewerRecord {
   loadErrors: number;
 }
 
+/** One viewer's player: who it is, and its phases against the others'. */
+export interface PlayerSetup extends Pick<ViewerRecord, 'index' | 'p2p'> {
+  /** One-way latency from this viewer to the origin, ms (playlist requests). */
+  originOneWayMs: number;
+  /** Offset of this viewer's timeupdate ticks, ms. */
+  feedPhaseMs: number;
+  /** Delay of this viewer's first playlist load, so of every reload after it, ms (default 0). */
+  playlistPhaseMs?: number;
+  /** Told of every segment handed to the player (offload over time). */
+  onDelivered?: (bytes: number) => void;
+}
+
 export class PlayerModel {
   readonly record: ViewerRecord;
   private readonly segmentDurationS: number;
@@ -73,26 +86,25 @@ export class PlayerModel {
   private readonly loadedSizes = new Map<number, number>();
   private timers = { refresh: undefined as unknown, underrun: undefined as unknown, wake: undefined as unknown, feed: undefined as unknown };
   private feedCount = 0;
+  /** The rendition playing. */
+  private streamKey: string;
+  private readonly onDelivered: (bytes: number) => void;
 
   constructor(
     private readonly clock: VirtualClock,
     private readonly origin: SimOrigin,
     private readonly engine: ShoalEngine,
     private readonly params: PlayerParams,
-    record: Pick<ViewerRecord, 'index' | 'p2p'>,
-    /** One-way latency from this viewer to the origin, ms (playlist requests). */
-    private readonly originOneWayMs: number,
-    /** Offset of this viewer's timeupdate ticks, ms. */
-    feedPhaseMs: number,
-    /** Told of every segment handed to the player (offload over time). */
-    private readonly onDelivered: (bytes: number) => void = () => {},
+    { index, p2p, originOneWayMs, feedPhaseMs, playlistPhaseMs = 0, onDelivered = () => {} }: PlayerSetup,
   ) {
     this.segmentDurationS = origin.spec.segmentDurationS;
+    this.streamKey = origin.streamKey;
+    this.onDelivered = onDelivered;
     this.record = {
-      ...record, joinMs: clock.now(), leftMs: null, firstFrameMs: null, stalls: [], deliveredBytes: 0,
+      index, p2p, joinMs: clock.now(), leftMs: null, firstFrameMs: null, stalls: [], deliveredBytes: 0,
       deliveredBySource: { http: 0, p2p: 0, store: 0 }, segments: new Map(), playedBytes: 0, playedSeconds: 0, latencySamples: [], loadErrors: 0,
     };
-    this.timers.refresh = clock.setTimeout(() => this.loadPlaylist(), 2 * originOneWayMs);
+    this.timers.refresh = clock.setTimeout(() => this.loadPlaylist(), 2 * originOneWayMs + playlistPhaseMs);
     this.timers.feed = clock.setTimeout(() => this.timeupdate(), feedPhaseMs);
   }
 
@@ -117,10 +129,23 @@ export class PlayerModel {
     this.engine.destroy();
   }
 
+  /**
+   * An ABR level switch: the player registers the new rendition's playlist, makes it the active
+   * stream, and loads the fragments after the ones it has from it (a load in flight completes).
+   */
+  switchRendition(streamKey: string): void {
+    if (this.stopped || streamKey === this.streamKey) return;
+    this.streamKey = streamKey;
+    if (this.nextSequence < 0) return; // not started: the first playlist load registers it
+    this.engine.registerStream({ streamKey, isLive: this.isLive, segments: this.origin.playlist(streamKey) });
+    this.engine.setActiveStream(streamKey);
+    this.maybeLoad();
+  }
+
   private loadPlaylist(): void {
     if (this.stopped) return;
-    const segments = this.origin.playlist();
-    this.engine.registerStream({ streamKey: this.origin.spec.streamKey, isLive: this.isLive, segments });
+    const segments = this.origin.playlist(this.streamKey);
+    this.engine.registerStream({ streamKey: this.streamKey, isLive: this.isLive, segments });
     this.knownEdge = segments[segments.length - 1]?.sequence ?? -1;
     if (this.nextSequence === -1 && this.knownEdge >= 0) {
       const first = this.isLive ? Math.max(segments[0]!.sequence, this.knownEdge - this.params.liveSyncDurationCount + 1) : 0;
@@ -128,7 +153,7 @@ export class PlayerModel {
       this.startPositionS = first * this.segmentDurationS;
       this.anchorS = this.bufferedUntilS = this.startPositionS;
       this.anchorMs = this.clock.now();
-      this.engine.setActiveStream(this.origin.spec.streamKey);
+      this.engine.setActiveStream(this.streamKey);
       this.feed();
     }
     this.maybeLoad();
@@ -150,7 +175,7 @@ export class PlayerModel {
       if (waitMs < Infinity) this.timers.wake = this.clock.setTimeout(() => this.maybeLoad(), waitMs);
       return;
     }
-    const ref: SegmentRef = this.origin.ref(sequence);
+    const ref: SegmentRef = this.origin.ref(sequence, this.streamKey);
     const load = this.engine.loadSegment(ref);
     this.loading = load;
     load.result.then(

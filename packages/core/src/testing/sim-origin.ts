@@ -1,7 +1,10 @@
 // The simulated origin (a CDN): a live stream whose edge advances one segment per segment
-// duration with a sliding playlist window, or a VOD stream. It serves HTTP with Range to each
-// simulated host through the flow network (the host's downlink is the shared bottleneck) and
-// counts every segment byte it sends: the ground truth for offload, as in e2e/src/origin.ts.
+// duration with a sliding playlist window, or a VOD stream, in one or more renditions (hls.js
+// levels) on one timeline. It serves HTTP with Range to each simulated host through the flow
+// network (the host's downlink is the shared bottleneck) and counts every segment byte and
+// request it sends: the ground truth for offload, as in e2e/src/origin.ts. It can also serve a
+// SHA-256 integrity manifest (PeerTube's format) listing exactly the segments published so far,
+// as a live origin's does.
 import { ShoalError } from '../errors.js';
 import { TCP_INITIAL_WINDOW_BYTES } from '../scheduler.js';
 import type { ByteRange, HttpClient, HttpRequest, HttpTransfer, SegmentRef } from '../types.js';
@@ -12,12 +15,18 @@ import type { VirtualClock } from './virtual-clock.js';
 /** Bytes per HTTP body chunk handed to onData (a typical fetch() read size). */
 export const HTTP_CHUNK_BYTES = 64 * 1024;
 
+export interface Rendition {
+  streamKey: string;
+  /** Media bitrate: a segment is about bitrate x duration, +- the stream's sizeJitter. */
+  bitrateBitsPerS: number;
+}
+
 export interface StreamSpec {
   kind: 'live' | 'vod';
-  streamKey: string;
+  /** The first is the one a player starts with. Segment file names are unique per rendition. */
+  renditions: readonly Rendition[];
   segmentDurationS: number;
-  /** Media bitrate: a segment is about bitrate x duration, +- sizeJitter. */
-  bitrateBitsPerS: number;
+  /** A segment's size varies by this fraction, by the same factor in every rendition. */
   sizeJitter: number;
   /** Live: segments in the playlist window. */
   liveWindowSize: number;
@@ -30,25 +39,35 @@ export interface OriginOptions {
   latencyMs: number;
   /** Per-connection cap at the origin, bytes/s (Infinity: the host's downlink limits). */
   perConnectionBytesPerS: number;
+  /** Serve a SHA-256 manifest of the published segments at this URL (sha256Hex: a synchronous SHA-256, in hex). */
+  integrityManifest?: { url: string; sha256Hex: (bytes: Uint8Array) => string };
 }
 
 export interface OriginCounters {
+  /** Segment requests served (not refused). */
   segmentRequests: number;
   /** Segment body bytes sent (every chunk that left the origin). */
   segmentBytes: number;
   refusedRequests: number;
-  /** Per sequence: bytes sent. */
+  /** Per sequence (every rendition): bytes sent. */
   bytesBySequence: Map<number, number>;
+  /** Per sequence (every rendition): requests served, Range resumes included. */
+  requestsBySequence: Map<number, number>;
+  /** Integrity manifest requests served: more than one per viewer when it lagged the live edge. */
+  manifestRequests: number;
 }
 
 export class SimOrigin {
-  readonly counters: OriginCounters = { segmentRequests: 0, segmentBytes: 0, refusedRequests: 0, bytesBySequence: new Map() };
+  readonly counters: OriginCounters = { segmentRequests: 0, segmentBytes: 0, refusedRequests: 0, bytesBySequence: new Map(), requestsBySequence: new Map(), manifestRequests: 0 };
   /** Origin bytes per time bucket (for offload over time). */
   readonly bytesByBucket: number[] = [];
   /** Hosts whose requests get 503: the "HTTP fallback off" switch of the stall test. */
   readonly refusing = new Set<string>();
-  private readonly sizes: number[] = [];
-  private readonly contents = new Map<number, Uint8Array>();
+  /** Per sequence: the size factor every rendition's segment has (1 +- sizeJitter). */
+  private readonly sizeFactors: number[] = [];
+  /** Per rendition: contents by sequence. */
+  private readonly contents: Map<number, Uint8Array>[];
+  private readonly hashes = new Map<string, string>();
   private readonly segmentMs: number;
 
   constructor(
@@ -59,27 +78,49 @@ export class SimOrigin {
     prng: Prng,
     private readonly bucketMs: number,
   ) {
+    if (spec.renditions.length === 0) throw new ShoalError('INVALID_OPTION', 'SimOrigin: a stream needs at least one rendition');
     this.segmentMs = spec.segmentDurationS * 1000;
-    const meanBytes = (spec.bitrateBitsPerS / 8) * spec.segmentDurationS;
-    for (let i = 0; i < spec.segmentCount; i++) {
-      this.sizes.push(Math.round(meanBytes * (1 + spec.sizeJitter * (2 * prng.next() - 1))));
-    }
+    this.contents = spec.renditions.map(() => new Map());
+    for (let i = 0; i < spec.segmentCount; i++) this.sizeFactors.push(1 + spec.sizeJitter * (2 * prng.next() - 1));
   }
 
-  segmentSize(sequence: number): number {
-    return this.sizes[sequence] ?? 0;
+  /** The rendition a player starts with. */
+  get streamKey(): string {
+    return this.spec.renditions[0]!.streamKey;
+  }
+
+  private renditionIndex(streamKey: string): number {
+    const index = this.spec.renditions.findIndex((rendition) => rendition.streamKey === streamKey);
+    if (index < 0) throw new ShoalError('INVALID_OPTION', `SimOrigin: no rendition ${streamKey}`);
+    return index;
+  }
+
+  segmentSize(sequence: number, streamKey = this.streamKey): number {
+    return this.sizeOf(this.renditionIndex(streamKey), sequence);
+  }
+
+  private sizeOf(rendition: number, sequence: number): number {
+    const factor = this.sizeFactors[sequence];
+    if (factor === undefined) return 0;
+    const { bitrateBitsPerS } = this.spec.renditions[rendition]!;
+    return Math.round((bitrateBitsPerS / 8) * this.spec.segmentDurationS * factor);
   }
 
   /**
    * A segment's bytes: one shared buffer per segment (a position-dependent pattern, so a wrong
    * offset shows), handed out as views. Nobody writes to it.
    */
-  content(sequence: number): Uint8Array {
-    let bytes = this.contents.get(sequence);
+  content(sequence: number, streamKey = this.streamKey): Uint8Array {
+    return this.contentOf(this.renditionIndex(streamKey), sequence);
+  }
+
+  private contentOf(rendition: number, sequence: number): Uint8Array {
+    const contents = this.contents[rendition]!;
+    let bytes = contents.get(sequence);
     if (!bytes) {
-      bytes = new Uint8Array(this.segmentSize(sequence));
-      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + sequence * 7) & 0xff;
-      this.contents.set(sequence, bytes);
+      bytes = new Uint8Array(this.sizeOf(rendition, sequence));
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + sequence * 7 + rendition * 101) & 0xff;
+      contents.set(sequence, bytes);
     }
     return bytes;
   }
@@ -98,18 +139,33 @@ export class SimOrigin {
     return (Math.floor(nowMs / this.segmentMs) + 1) * this.segmentMs;
   }
 
-  /** The playlist as of now: the live window, or every VOD segment. */
-  playlist(nowMs = this.clock.now()): SegmentRef[] {
-    const edge = this.edgeSequence(nowMs);
+  /** A rendition's playlist as of now: the live window, or every VOD segment. */
+  playlist(streamKey = this.streamKey): SegmentRef[] {
+    const edge = this.edgeSequence();
     const first = this.spec.kind === 'live' ? Math.max(0, edge - this.spec.liveWindowSize + 1) : 0;
     const refs: SegmentRef[] = [];
-    for (let sequence = first; sequence <= edge; sequence++) refs.push(this.ref(sequence));
+    for (let sequence = first; sequence <= edge; sequence++) refs.push(this.ref(sequence, streamKey));
     return refs;
   }
 
-  ref(sequence: number): SegmentRef {
-    const { streamKey, segmentDurationS } = this.spec;
-    return { streamKey, sequence, url: `sim://origin/${sequence}.ts`, startS: sequence * segmentDurationS, durationS: segmentDurationS };
+  ref(sequence: number, streamKey = this.streamKey): SegmentRef {
+    const { segmentDurationS } = this.spec;
+    const url = `sim://origin/r${this.renditionIndex(streamKey)}-${sequence}.ts`;
+    return { streamKey, sequence, url, startS: sequence * segmentDurationS, durationS: segmentDurationS };
+  }
+
+  /** The integrity manifest as of now: a SHA-256 per published segment file, every rendition. */
+  private manifest(sha256Hex: (bytes: Uint8Array) => string): Uint8Array {
+    const entries: Record<string, string> = {};
+    for (let rendition = 0; rendition < this.spec.renditions.length; rendition++) {
+      for (let sequence = 0; sequence <= this.edgeSequence(); sequence++) {
+        const file = `r${rendition}-${sequence}.ts`;
+        let hash = this.hashes.get(file);
+        if (hash === undefined) this.hashes.set(file, (hash = sha256Hex(this.contentOf(rendition, sequence))));
+        entries[file] = hash;
+      }
+    }
+    return new TextEncoder().encode(JSON.stringify(entries));
   }
 
   /** The playlist timeline's live edge (end of the newest segment), s. */
@@ -122,7 +178,8 @@ export class SimOrigin {
     return { fetch: (request) => this.fetch(host, request) };
   }
 
-  private countBytes(sequence: number, bytes: number): void {
+  private countBytes(sequence: number | undefined, bytes: number): void {
+    if (sequence === undefined) return; // the manifest
     this.counters.segmentBytes += bytes;
     this.counters.bytesBySequence.set(sequence, (this.counters.bytesBySequence.get(sequence) ?? 0) + bytes);
     const bucket = Math.floor(this.clock.now() / this.bucketMs);
@@ -133,7 +190,11 @@ export class SimOrigin {
   private fetch(host: SimHost, request: HttpRequest): HttpTransfer {
     const clock = this.clock;
     const oneWayMs = host.capacity.latencyMs + this.options.latencyMs;
-    const sequence = Number(/\/(\d+)\.ts$/.exec(request.url)?.[1] ?? NaN);
+    const segment = /\/r(\d+)-(\d+)\.ts$/.exec(request.url);
+    const rendition = Number(segment?.[1] ?? NaN);
+    const sequence = Number(segment?.[2] ?? NaN);
+    const manifest = this.options.integrityManifest;
+    const isManifest = manifest !== undefined && request.url === manifest.url;
     let settled = false;
     let resolveBody!: (bytes: Uint8Array) => void;
     let rejectBody!: (error: Error) => void;
@@ -154,20 +215,27 @@ export class SimOrigin {
     timers.push(
       clock.setTimeout(() => {
         if (settled) return;
-        const available = Number.isInteger(sequence) && sequence >= 0 && sequence <= this.edgeSequence();
+        const available =
+          isManifest || (rendition < this.spec.renditions.length && Number.isInteger(sequence) && sequence >= 0 && sequence <= this.edgeSequence());
         if (!available || this.refusing.has(host.id)) {
           if (available) this.counters.refusedRequests++;
           const status = available ? 503 : 404;
           timers.push(clock.setTimeout(() => fail(new ShoalError('HTTP_STATUS', `${request.url}: HTTP ${status}`)), oneWayMs));
           return;
         }
-        const content = this.content(sequence);
+        const content = isManifest ? this.manifest(manifest.sha256Hex) : this.contentOf(rendition, sequence);
+        const counted = isManifest ? undefined : sequence;
         const range: ByteRange = request.range ?? { start: 0, end: content.length };
         if (range.start < 0 || range.end > content.length || range.start >= range.end) {
           timers.push(clock.setTimeout(() => fail(new ShoalError('HTTP_STATUS', `${request.url}: HTTP 416`)), oneWayMs));
           return;
         }
-        this.counters.segmentRequests++;
+        if (counted === undefined) {
+          this.counters.manifestRequests++;
+        } else {
+          this.counters.segmentRequests++;
+          this.counters.requestsBySequence.set(counted, (this.counters.requestsBySequence.get(counted) ?? 0) + 1);
+        }
         pipe = new Pipe(this.network, undefined, host, this.options.perConnectionBytesPerS);
         const transfer = pipe;
         let offset = range.start;
@@ -184,7 +252,7 @@ export class SimOrigin {
             const last = end === range.end;
             offset = end;
             transfer.push(chunk.length, () => {
-              this.countBytes(sequence, chunk.length);
+              this.countBytes(counted, chunk.length);
               timers.push(
                 clock.setTimeout(() => {
                   if (settled) return;
