@@ -1,6 +1,7 @@
 // Test doubles for the engine's injected interfaces, on the testing kit's virtual clock: an origin
 // serving files with byte counters and a throughput model, and a tracker hub that links engines
-// with the kit's simulated data channels (latency, bandwidth, bufferedAmount, drain).
+// with the kit's simulated data channels (latency, bandwidth, bufferedAmount, drain). A live
+// stream and its players come from the kit (SimOrigin, PlayerModel: see live-swarm.ts).
 import { afterEach } from 'vitest';
 import type { ShoalEngine } from '../src/engine.js';
 import { ShoalError } from '../src/errors.js';
@@ -28,7 +29,12 @@ export interface OriginRequest {
   atMs: number;
 }
 
-/** An origin serving files at a fixed throughput, in 64 KiB chunks, counting every byte it sends. */
+/**
+ * A static file server at a fixed throughput, in 64 KiB chunks, logging every request (URL, Range,
+ * time) and counting every byte it sends. Unit tests script it file by file: a URL that 404s, a
+ * file that changes (a manifest published late), a corrupt copy. Not a live origin: the kit's
+ * SimOrigin is the one live stream (a timeline, renditions, a manifest of what is published).
+ */
 export class FakeOrigin implements HttpClient {
   readonly files = new Map<string, Uint8Array>();
   readonly requests: OriginRequest[] = [];

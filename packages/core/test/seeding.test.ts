@@ -2,15 +2,13 @@
 // swarm, as with a tracker that hands each peer a few others): how many peers fetch each new live
 // segment from the origin. Ideal: 1.
 import { describe, expect, it } from 'vitest';
-import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
-import type { SegmentRef } from '../src/types.js';
-import { enginesDestroyedAfterEach, FakeOrigin, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { Prng, VirtualClock, linkTransports } from '../src/testing.js';
+import type { EngineOptionsInput } from '../src/index.js';
+import { Prng } from '../src/testing.js';
+import { enginesDestroyedAfterEach } from './fakes.js';
+import { liveSwarm } from './live-swarm.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
 const SEGMENT_S = 2;
-const SEGMENT_BYTES = 200_000;
-const WINDOW = 10;
 
 const engines = enginesDestroyedAfterEach();
 
@@ -20,98 +18,57 @@ interface SeedingRun {
   meanFetches: number;
   /** Mean number of neighbours per peer. */
   meanDegree: number;
-  /** Segments the players got late (after their deadline), over all players. */
+  /** Segments the players got late (each stalled its player) or not at all, over all players. */
   late: number;
 }
 
 /**
- * `peers` viewers of one live rendition, each linked to `linksPerPeer` random others (so about
- * twice that many neighbours), each reloading the playlist at its own phase and requesting every
- * new segment at once (a forward buffer longer than the latency, like the demo's hls.js), playing
- * `behind` segments behind the edge.
+ * `peers` viewers of one live rendition (200 kB segments), each linked to `linksPerPeer` random
+ * others (so about twice that many neighbours) once it plays, each reloading the playlist at its
+ * own phase and loading every new segment it lists (a forward buffer longer than the latency,
+ * like the demo's hls.js), playing 5 segments behind the edge.
  */
 async function measureSeeding(peers: number, linksPerPeer: number, options: EngineOptionsInput = {}, phaseSpreadMs = 2000, seed = 1, segments = 20, reportSwarmSize = false, uploadsOff = (_viewer: number) => false): Promise<SeedingRun> {
   const prng = new Prng(seed);
-  const rand = () => prng.next();
-  const clock = new VirtualClock();
-  const origin = new FakeOrigin(clock, 2_000_000);
-  const refFor = (sequence: number): SegmentRef => ({
-    streamKey: LIVE, sequence, url: `https://origin.test/live/${sequence}.ts`, startS: sequence * SEGMENT_S, durationS: SEGMENT_S,
-  });
-  let newest = -1;
-  const publish = () => {
-    newest++;
-    origin.files.set(refFor(newest).url, Uint8Array.from({ length: SEGMENT_BYTES }, (_, j) => (j * 7 + newest) & 0xff));
-  };
-  for (let i = 0; i < 12; i++) publish();
-  const behind = 5;
-  const viewers = Array.from({ length: peers }, (_, i) => {
-    const signaling = new ManualSignaling(peerId(i + 1));
-    const engine = new ShoalEngine({ latencyMode: 'normal', ...UNPACED, ...options, ...(uploadsOff(i) ? { upload: false } : {}) }, { clock, http: origin, signaling });
-    engines.push(engine);
-    return { engine, signaling, phaseMs: Math.floor((rand() * phaseSpreadMs) / 100) * 100, known: -1, next: undefined as number | undefined, late: 0 };
-  });
-  const reload = (viewer: (typeof viewers)[number]) => {
-    const first = Math.max(0, newest - WINDOW + 1);
-    viewer.known = newest;
-    viewer.engine.registerStream({ streamKey: LIVE, isLive: true, segments: Array.from({ length: newest - first + 1 }, (_, i) => refFor(first + i)) });
-  };
-  for (const viewer of viewers) reload(viewer); // joins the swarm
+  const phases = Array.from({ length: peers }, () => Math.floor((prng.next() * phaseSpreadMs) / 100) * 100);
+  const swarm = liveSwarm({
+    viewers: peers,
+    stream: { renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount: 10 + segments + 20 },
+    origin: { latencyMs: 10, perConnectionBytesPerS: 2_000_000 },
+    link: { upBytesPerS: 4_000_000, downBytesPerS: Infinity, latencyMs: 10 },
+    player: { liveSyncDurationCount: 5, maxBufferLengthS: 30 },
+    engineOptions: (viewer) => ({ ...options, ...(uploadsOff(viewer) ? { upload: false } : {}) }),
+    playlistPhaseMs: (viewer) => phases[viewer]!,
+    seed,
+  }, engines);
+  const { clock, origin, viewers } = swarm;
+  await swarm.untilPlaying();
   // What a tracker's announce response tells each peer: the swarm's size.
   if (reportSwarmSize) for (const viewer of viewers) viewer.signaling.events!.swarmSize?.(peers);
   // The partial mesh: each peer links to a few random others.
   const linked = new Set<string>();
-  let links = 0;
   for (let a = 0; a < peers; a++) {
     for (let made = 0, tries = 0; made < linksPerPeer && tries < 100; tries++) {
-      const b = Math.floor(rand() * peers);
+      const b = prng.index(peers);
       const key = a < b ? `${a}-${b}` : `${b}-${a}`;
       if (b === a || linked.has(key)) continue;
       linked.add(key);
       made++;
-      links++;
-      const [mine, theirs] = linkTransports(clock, peerId(a + 1), peerId(b + 1), { bytesPerS: 1_000_000, latencyMs: 20 });
-      viewers[a]!.signaling.events!.peer(mine);
-      viewers[b]!.signaling.events!.peer(theirs);
+      swarm.link(viewers[a]!, viewers[b]!);
     }
   }
-  const stepMs = 100;
-  const startMs = clock.now();
-  const firstMeasured = newest + 2;
-  for (let t = 0; t < segments * SEGMENT_S * 1000; t += stepMs) {
-    if (t % (SEGMENT_S * 1000) === 0 && t > 0) publish();
-    for (const viewer of viewers) {
-      // hls.js reloads a live playlist about once per target duration, each viewer at its own phase.
-      if ((t + viewer.phaseMs) % (SEGMENT_S * 1000) === 0) reload(viewer);
-      const edgeS = (viewer.known + 1) * SEGMENT_S;
-      const positionS = (12 - behind) * SEGMENT_S + (clock.now() - startMs) / 1000;
-      viewer.engine.setPlayback({ positionS, rate: 1, bufferedUntilS: edgeS, isLive: true, liveEdgeS: edgeS, targetLatencyS: behind * SEGMENT_S });
-      viewer.next ??= Math.floor(positionS / SEGMENT_S);
-      while (viewer.next <= viewer.known) {
-        const ref = refFor(viewer.next++);
-        if (ref.sequence < firstMeasured) {
-          void viewer.engine.loadSegment(ref).result.catch(() => {});
-          continue;
-        }
-        const deadlineS = ref.startS;
-        void viewer.engine.loadSegment(ref).result.then(
-          () => {
-            if (startMs / 1000 + deadlineS - (12 - behind) * SEGMENT_S < clock.now() / 1000) viewer.late++;
-          },
-          () => viewer.late++,
-        );
-      }
-    }
-    await clock.advance(stepMs);
-  }
+  const firstMeasured = origin.edgeSequence() + 2;
+  await clock.advance(segments * SEGMENT_S * 1000);
+  const lastMeasured = origin.edgeSequence() - 3;
   await clock.advance(5000);
   const fetchesPerSegment: number[] = [];
-  for (let sequence = firstMeasured; sequence <= newest - 3; sequence++) fetchesPerSegment.push(origin.requestsFor(refFor(sequence).url).length);
+  for (let sequence = firstMeasured; sequence <= lastMeasured; sequence++) fetchesPerSegment.push(origin.counters.requestsBySequence.get(sequence) ?? 0);
+  for (const viewer of viewers) viewer.player.finish();
   return {
     fetchesPerSegment,
     meanFetches: fetchesPerSegment.reduce((sum, n) => sum + n, 0) / fetchesPerSegment.length,
-    meanDegree: (2 * links) / peers,
-    late: viewers.reduce((sum, viewer) => sum + viewer.late, 0),
+    meanDegree: (2 * linked.size) / peers,
+    late: viewers.reduce((sum, { player: { record } }) => sum + record.stalls.length + record.loadErrors, 0),
   };
 }
 
