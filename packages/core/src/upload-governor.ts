@@ -97,7 +97,7 @@ export interface UploadSource {
   readonly backlogBytes: number;
   /** Sends up to `maxBytes` of its oldest upload; returns the payload bytes sent. */
   sendChunk(maxBytes: number): number;
-  /** Uploading (over any source) began after a pause: the source's pings resume. */
+  /** Uploading (over any source) began after a pause, or yielding ended: the source pings its peer now (the ping says our pace). */
   uploading(): void;
 }
 
@@ -228,8 +228,14 @@ export class UploadGovernor {
   setYielding(yielding: boolean): void {
     if (yielding === this.yielding) return;
     this.yielding = yielding;
-    if (yielding) this.window.idle = true;
-    else this.pump();
+    if (yielding) {
+      this.window.idle = true;
+      return;
+    }
+    // Our peers heard pace 0 while we yielded, and never ask a peer at pace 0: each source pings
+    // its peer now with our pace (a peer we do not upload to is not pinged otherwise).
+    for (const source of this.sources) source.uploading();
+    this.pump();
   }
 
   /**

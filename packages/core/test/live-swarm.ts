@@ -37,9 +37,11 @@ export interface LiveSwarm {
   origin: SimOrigin;
   ledger: ChannelLedger;
   viewers: LiveViewer[];
+  /** Runs the clock until every viewer has joined its swarm (its player loaded the playlist). */
+  untilJoined(): Promise<void>;
   /** Runs the clock until every viewer plays (its first frame is out) and has joined its swarm. */
   untilPlaying(): Promise<void>;
-  /** A data channel between two viewers, over their access links: link them once they joined (untilPlaying). */
+  /** A data channel between two viewers, over their access links: link them once they joined. */
   link(a: LiveViewer, b: LiveViewer): void;
 }
 
@@ -66,18 +68,19 @@ export function liveSwarm(options: LiveSwarmOptions, engines: ShoalEngine[]): Li
     });
     return { engine, signaling, host, player };
   });
+  const until = async (what: string, done: (viewer: LiveViewer) => boolean) => {
+    for (let waitedMs = 0; !viewers.every(done); waitedMs += 100) {
+      if (waitedMs > 30_000) throw new Error(`live swarm: viewers still not ${what} after 30 s`);
+      await clock.advance(100);
+    }
+  };
   return {
     clock,
     origin,
     ledger,
     viewers,
-    async untilPlaying() {
-      const waiting = (viewer: LiveViewer) => viewer.signaling.events === undefined || viewer.player.record.firstFrameMs === null;
-      for (let waitedMs = 0; viewers.some(waiting); waitedMs += 100) {
-        if (waitedMs > 30_000) throw new Error('live swarm: viewers still not playing in their swarm after 30 s');
-        await clock.advance(100);
-      }
-    },
+    untilJoined: () => until('joined their swarm', (viewer) => viewer.signaling.events !== undefined),
+    untilPlaying: () => until('playing in their swarm', (viewer) => viewer.signaling.events !== undefined && viewer.player.record.firstFrameMs !== null),
     link(a, b) {
       if (!a.signaling.events || !b.signaling.events) throw new Error('live swarm: link viewers after untilPlaying()');
       const [mine, theirs] = connectHosts(network, ledger, { host: a.host, peerId: a.host.id }, { host: b.host, peerId: b.host.id });

@@ -115,4 +115,28 @@ describe('live-edge seeding with partial views', () => {
     expect(run.late).toBe(0);
     expect(run.meanFetches).toBeLessThanOrEqual(1.5);
   });
+
+  it('shares in a flash crowd: peers that met while their players started learn their pace once the uploads stop yielding', async () => {
+    // All 12 viewers meet before their first frame, their buffers empty: each yields its uploads
+    // (pace 0 on the wire). Nobody asks a peer at pace 0, and a peer is pinged only by those that
+    // upload to it: unless the end of yielding is told, nobody would ask anybody for a long while.
+    const peers = 12;
+    const swarm = liveSwarm({
+      viewers: peers,
+      stream: { renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount: 60 },
+      origin: { latencyMs: 10, perConnectionBytesPerS: 2_000_000 },
+      link: { upBytesPerS: 4_000_000, downBytesPerS: Infinity, latencyMs: 10 },
+      player: { liveSyncDurationCount: 5, maxBufferLengthS: 30 },
+    }, engines);
+    await swarm.untilJoined();
+    for (let a = 0; a < peers; a++) for (let b = a + 1; b < peers; b++) swarm.link(swarm.viewers[a]!, swarm.viewers[b]!);
+    const firstMeasured = swarm.origin.edgeSequence() + 3;
+    await swarm.clock.advance(30_000);
+    const fetches = [];
+    for (let sequence = firstMeasured; sequence <= swarm.origin.edgeSequence() - 3; sequence++) fetches.push(swarm.origin.counters.requestsBySequence.get(sequence) ?? 0);
+    for (const viewer of swarm.viewers) viewer.player.finish();
+    console.log(`seeding, flash crowd of ${peers}: origin fetches per segment [${fetches.join(' ')}]`);
+    expect(fetches.length).toBeGreaterThanOrEqual(8);
+    expect(fetches.reduce((sum, n) => sum + n, 0) / fetches.length).toBeLessThanOrEqual(1.5);
+  });
 });
