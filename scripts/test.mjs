@@ -1,4 +1,4 @@
-// `npm test` after setup: every unit/integration test (vitest), then the browser tests
+// `npm test` after setup: the bundle budgets, the tests' types, every unit/integration test (vitest), then the browser tests
 // (Playwright, real Chromium) inside a loopback-only network namespace. Fails on any failure.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +26,7 @@ const run = (label, command, args) => {
 const consumerDir = mkdtempSync(join(tmpdir(), 'shoal-consumer-'));
 const results = [
   ['bundle size budgets', run('bundle size budgets', process.execPath, ['scripts/size.mjs', '--check'])],
+  ['types of the tests (tsc)', run('types of the tests (tsc)', 'node_modules/.bin/tsc', ['-p', 'tsconfig.tests.json'])],
   ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],
   ['consumer packages (pack, npm install, esbuild, Vite, tsc)', run('consumer packages (pack, npm install, esbuild, Vite, tsc)', process.execPath, ['e2e/consumer/prepare.mjs', consumerDir])],
 ];

@@ -22,7 +22,7 @@ interface RunningTracker {
     seeders: number;
     leechers: number;
     connections: number;
-    totals: { offersRelayed: number; answersRelayed: number; rateLimited: number; connectionsOpened: number };
+    totals: { messages: number; offersRelayed: number; answersRelayed: number; rateLimited: number; connectionsOpened: number };
   };
   close(): Promise<void>;
 }

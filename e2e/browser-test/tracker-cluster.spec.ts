@@ -143,7 +143,7 @@ test('viewers on different tracker nodes share over WebRTC, and a killed node lo
   // and the cluster counts each viewer's peers once, all held by live nodes.
   const survivors = nodes.slice(0, 2);
   await expect
-    .poll(async () => (await Promise.all(survivors.map(nodeStats))).reduce((sum, stats) => sum + stats.connections, 0), { timeout: 20_000, interval: 500 })
+    .poll(async () => (await Promise.all(survivors.map(nodeStats))).reduce((sum, stats) => sum + stats.connections, 0), { timeout: 20_000, intervals: [500] })
     .toBe(3);
   await expect
     .poll(
@@ -151,7 +151,7 @@ test('viewers on different tracker nodes share over WebRTC, and a killed node lo
         const stats = await Promise.all(survivors.map(nodeStats));
         return stats[0]!.peers > 0 && stats[0]!.peers === stats[0]!.cluster.localPeers + stats[1]!.cluster.localPeers && stats[0]!.cluster.nodes === 2;
       },
-      { timeout: 20_000, interval: 500 },
+      { timeout: 20_000, intervals: [500] },
     )
     .toBe(true);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { slopePerSecond, summarizeMemory } from '../src/swarm/memory-report.js';
+import { slopePerSecond, summarizeMemory, type MemoryPoint } from '../src/swarm/memory-report.js';
 import { summarizeFaults } from '../src/swarm/report-faults.js';
 import { faultsDurationS } from '../src/swarm/run-swarm.js';
 import { scenarios } from '../src/swarm/scenarios.js';
@@ -42,7 +42,7 @@ describe('swarm faults report', () => {
 
   it('fits the heap growth per hour after warm-up, and gives none for a short life', () => {
     expect(slopePerSecond([{ t: 0, y: 1 }, { t: 1, y: 3 }, { t: 2, y: 5 }])).toBe(2);
-    const points = Array.from({ length: 61 }, (_, k) => ({ tS: k * 10, id: 'v0', heapBytes: 10e6 + (k * 10 >= 120 ? k * 10 * 100 : 5e6), storeBytes: 2e6 }));
+    const points: MemoryPoint[] = Array.from({ length: 61 }, (_, k) => ({ tS: k * 10, id: 'v0', heapBytes: 10e6 + (k * 10 >= 120 ? k * 10 * 100 : 5e6), storeBytes: 2e6 }));
     points.push({ tS: 0, id: 'v9', heapBytes: 1, storeBytes: null }, { tS: 5, id: 'v9', heapBytes: 2, storeBytes: null });
     const memory = summarizeMemory(points)!;
     const [long, short] = memory.viewers;

@@ -14,7 +14,7 @@ describe('shaped link report', () => {
 
   it('says the shaping did not hold when a window went over 110% of a cap, and ignores windows too short to judge', () => {
     const record = (upBytesAt5: number, tS = 5): NetworkRecord => ({
-      profile: 'realistic', description: '', bitrateBitsPerS: 684_000, uplinkQueueMs: 600, downlinkQueueMs: 200, latencyModel: '',
+      profile: 'realistic', description: '', nat: null, bitrateBitsPerS: 684_000, uplinkQueueMs: 600, downlinkQueueMs: 200, latencyModel: '',
       viewers: [{ id: 'v0', address: '198.18.1.1', link, samples: [{ tS: 0, upBytes: 0, downBytes: 0 }, { tS, upBytes: upBytesAt5, downBytes: 0 }] }],
     });
     expect(summarizeNetwork(record(5 * 37_500 * 1.05)).shapingHeld).toBe(true);

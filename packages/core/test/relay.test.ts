@@ -88,7 +88,7 @@ describe('relaying while receiving', () => {
         if (!message.ok || message.message.type !== 'request') return;
         const { sequence } = message.message;
         const bytes = w.origin.files.get(w.refs[sequence]!.url)!.slice();
-        bytes[SEGMENT_BYTES - 10] ^= 0xff;
+        bytes[SEGMENT_BYTES - 10] = bytes[SEGMENT_BYTES - 10]! ^ 0xff;
         for (let offset = 0; offset < bytes.length; offset += 16_384) {
           hostile.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
         }
