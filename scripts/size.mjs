@@ -52,9 +52,9 @@ if (process.argv.includes('--rivals')) {
 
 // --at REV[,REV...]: what changes cost. Each commit's @shoal/core and @shoal/hlsjs sources
 // (git archive) and this tree's are bundled alike: esbuild, minified ESM for the browser, es2020,
-// hls.js left out, internal property names shortened by this tree's rules over each commit's own
-// sources. Close to, not the same as, the shipped bundle (rollup keeps class fields until one
-// minification of the whole chunk): compare these figures with each other, not with the budget.
+// class fields as constructor assignments, hls.js left out, internal property names shortened by
+// this tree's rules over each commit's own sources. Close to, not the same as, the shipped bundle
+// (one esbuild pass here, rollup's there): compare these figures with each other, not the budget.
 const atIndex = process.argv.indexOf('--at');
 if (atIndex > 0) {
   const { build } = await import('esbuild');
@@ -68,6 +68,7 @@ if (atIndex > 0) {
     const result = await build({
       entryPoints: [`${sourceRoot}/packages/hlsjs/src/index.ts`], bundle: true, minify: true, format: 'esm', platform: 'browser',
       target: 'es2020', external: ['hls.js'], write: false, logLevel: 'error', mangleProps: internalPropertyPattern(sourceRoot),
+      tsconfigRaw: { compilerOptions: { useDefineForClassFields: false } },
       plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${fromSource[path]}` })) }],
     });
     const code = result.outputFiles[0].contents;
