@@ -77,7 +77,13 @@ if (atIndex > 0) {
   for (const rev of (process.argv[atIndex + 1] ?? '').split(',').filter(Boolean)) {
     const dir = mkdtempSync(`${tmpdir()}/shoal-size-`);
     try {
-      const archive = execFileSync('git', ['-C', root, 'archive', rev, 'packages/core/src', 'packages/hlsjs/src', 'tracker/src'], { maxBuffer: 1 << 28 });
+      let archive;
+      try {
+        archive = execFileSync('git', ['-C', root, 'archive', rev, 'packages/core/src', 'packages/hlsjs/src', 'tracker/src'], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (error) {
+        console.error(`size --at: no sources at ${rev} (${error.stderr?.toString().trim() || error.message})`);
+        process.exit(2);
+      }
       execFileSync('tar', ['-x', '-C', dir], { input: archive });
       await bundled(execFileSync('git', ['-C', root, 'rev-parse', '--short', rev]).toString().trim(), dir);
     } finally {
