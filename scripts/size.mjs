@@ -75,15 +75,15 @@ if (atIndex > 0) {
     console.log(`at ${label}: ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipSync(code, { level: 9 }).length / 1024).toFixed(2)} KiB min+gzip`);
   };
   for (const rev of (process.argv[atIndex + 1] ?? '').split(',').filter(Boolean)) {
+    let archive;
+    try {
+      archive = execFileSync('git', ['-C', root, 'archive', rev, 'packages/core/src', 'packages/hlsjs/src', 'tracker/src'], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      console.error(`size --at: no sources at ${rev} (${error.stderr?.toString().trim() || error.message})`);
+      process.exit(2);
+    }
     const dir = mkdtempSync(`${tmpdir()}/shoal-size-`);
     try {
-      let archive;
-      try {
-        archive = execFileSync('git', ['-C', root, 'archive', rev, 'packages/core/src', 'packages/hlsjs/src', 'tracker/src'], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
-      } catch (error) {
-        console.error(`size --at: no sources at ${rev} (${error.stderr?.toString().trim() || error.message})`);
-        process.exit(2);
-      }
       execFileSync('tar', ['-x', '-C', dir], { input: archive });
       await bundled(execFileSync('git', ['-C', root, 'rev-parse', '--short', rev]).toString().trim(), dir);
     } finally {
