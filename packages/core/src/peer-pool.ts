@@ -38,7 +38,7 @@ export interface PeerPoolDeps {
   governor: UploadGovernor;
   /** Peer ids banned by any stream: a peer that broke the protocol or sent bad bytes is refused everywhere. */
   banned: Set<string>;
-  stats: StreamStats;
+  stats: Omit<StreamStats, 'peers'>;
   emit: EngineEmit;
   owner: PeerPoolOwner;
 }

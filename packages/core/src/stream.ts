@@ -47,7 +47,8 @@ export class Stream {
   registered = false;
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS = DEFAULT_BYTES_PER_S;
-  readonly stats: StreamStats = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, peers: 0, httpSegments: 0, p2pSegments: 0 };
+  /** What this stream counted (its peer count is the pool's, read by getStats). */
+  readonly stats: Omit<StreamStats, 'peers'> = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, httpSegments: 0, p2pSegments: 0 };
   readonly waiters = new PendingLoads();
   readonly pool: PeerPool;
   readonly transfers: Transfers;

@@ -62,7 +62,7 @@ export interface TransferStream {
   readonly refs: Map<number, SegmentRef>;
   readonly waiters: PendingLoads;
   readonly pool: PeerPool;
-  readonly stats: StreamStats;
+  readonly stats: Omit<StreamStats, 'peers'>;
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS: number;
 }
