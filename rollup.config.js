@@ -7,6 +7,7 @@ import commonjs from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import dts from 'rollup-plugin-dts';
 import esbuild, { minify } from 'rollup-plugin-esbuild';
+import { CLASS_FIELDS_AS_ASSIGNMENTS, CORE_SOURCE_ENTRIES } from './scripts/browser-bundle.mjs';
 import { internalPropertyPattern } from './scripts/internal-properties.mjs';
 
 const packages = [
@@ -48,9 +49,9 @@ function minifyWithInternalNames() {
   };
 }
 
-/** @shoal/core from its source (not its es2020 dist), for the same reason. */
+/** @shoal/core from its source (CORE_SOURCE_ENTRIES). */
 function coreFromSource() {
-  const entries = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
+  const entries = CORE_SOURCE_ENTRIES;
   return { name: 'shoal-core-from-source', resolveId: (id) => (entries[id] ? fileURLToPath(new URL(entries[id], import.meta.url)) : null) };
 }
 
@@ -87,13 +88,9 @@ for (const pkg of packages) {
         coreFromSource(),
         nodeResolve({ browser: true, preferBuiltins: false, extensions: ['.ts', '.js', '.mjs'] }),
         commonjs(),
-        // Class fields become assignments in the constructor (TypeScript's useDefineForClassFields
-        // false: \`this.x=v\`, which the minifier renames, where defined fields lower to a helper
-        // call with the name as a string: 0.5 KiB gzip). Our classes define no accessors a field
-        // could shadow, so both mean the same here.
         esbuild({
           target: 'es2022', tsconfig: `${pkg.dir}/tsconfig.json`, define: { 'process.env.NODE_ENV': '"production"' },
-          tsconfigRaw: { compilerOptions: { useDefineForClassFields: false } },
+          tsconfigRaw: CLASS_FIELDS_AS_ASSIGNMENTS,
         }),
         minifyWithInternalNames(),
       ],

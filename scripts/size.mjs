@@ -62,14 +62,14 @@ if (atIndex > 0) {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { internalPropertyPattern } = await import('./internal-properties.mjs');
+  const { CLASS_FIELDS_AS_ASSIGNMENTS, CORE_SOURCE_ENTRIES } = await import('./browser-bundle.mjs');
   const root = new URL('..', import.meta.url).pathname;
   const bundled = async (label, sourceRoot) => {
-    const fromSource = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
     const result = await build({
       entryPoints: [`${sourceRoot}/packages/hlsjs/src/index.ts`], bundle: true, minify: true, format: 'esm', platform: 'browser',
       target: 'es2020', external: ['hls.js'], write: false, logLevel: 'error', mangleProps: internalPropertyPattern(sourceRoot),
-      tsconfigRaw: { compilerOptions: { useDefineForClassFields: false } },
-      plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${fromSource[path]}` })) }],
+      tsconfigRaw: CLASS_FIELDS_AS_ASSIGNMENTS,
+      plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${CORE_SOURCE_ENTRIES[path]}` })) }],
     });
     const code = result.outputFiles[0].contents;
     console.log(`at ${label}: ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipSync(code, { level: 9 }).length / 1024).toFixed(2)} KiB min+gzip`);
