@@ -12,6 +12,16 @@ const SEGMENT_S = 2;
 
 const engines = enginesDestroyedAfterEach();
 
+/** One live rendition of 200 kB segments, and viewers with fast links playing 5 segments behind the edge. */
+const SWARM = {
+  origin: { latencyMs: 10, perConnectionBytesPerS: 2_000_000 },
+  link: { upBytesPerS: 4_000_000, downBytesPerS: Infinity, latencyMs: 10 },
+  player: { liveSyncDurationCount: 5, maxBufferLengthS: 30 },
+};
+const liveStream = (segmentCount: number) => ({
+  renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount,
+});
+
 interface SeedingRun {
   /** Origin requests per live segment published after warm-up, one entry per segment. */
   fetchesPerSegment: number[];
@@ -32,11 +42,9 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
   const prng = new Prng(seed);
   const phases = Array.from({ length: peers }, () => Math.floor((prng.next() * phaseSpreadMs) / 100) * 100);
   const swarm = liveSwarm({
+    ...SWARM,
     viewers: peers,
-    stream: { renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount: 10 + segments + 20 },
-    origin: { latencyMs: 10, perConnectionBytesPerS: 2_000_000 },
-    link: { upBytesPerS: 4_000_000, downBytesPerS: Infinity, latencyMs: 10 },
-    player: { liveSyncDurationCount: 5, maxBufferLengthS: 30 },
+    stream: liveStream(10 + segments + 20),
     engineOptions: (viewer) => ({ ...options, ...(uploadsOff(viewer) ? { upload: false } : {}) }),
     playlistPhaseMs: (viewer) => phases[viewer]!,
     seed,
@@ -122,11 +130,9 @@ describe('live-edge seeding with partial views', () => {
     // upload to it: unless the end of yielding is told, nobody would ask anybody for a long while.
     const peers = 12;
     const swarm = liveSwarm({
+      ...SWARM,
       viewers: peers,
-      stream: { renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount: 60 },
-      origin: { latencyMs: 10, perConnectionBytesPerS: 2_000_000 },
-      link: { upBytesPerS: 4_000_000, downBytesPerS: Infinity, latencyMs: 10 },
-      player: { liveSyncDurationCount: 5, maxBufferLengthS: 30 },
+      stream: liveStream(60),
     }, engines);
     await swarm.untilJoined();
     for (let a = 0; a < peers; a++) for (let b = a + 1; b < peers; b++) swarm.link(swarm.viewers[a]!, swarm.viewers[b]!);
