@@ -45,6 +45,8 @@ export class Stream {
   ordered: SegmentRef[] = [];
   /** Whether a playlist was registered (a load may come first). */
   registered = false;
+  /** The last sequence a playlist listed. */
+  private listedUntil = -Infinity;
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS = DEFAULT_BYTES_PER_S;
   /** What this stream counted (its peer count is the pool's, read by getStats). */
@@ -72,16 +74,26 @@ export class Stream {
     );
   }
 
-  /** A playlist (re)load; returns the segments new to this stream. */
+  /**
+   * A playlist (re)load; returns the segments new to its playlist: listed after the previous one's
+   * last. Not "new to this stream": hls.js hears of a reloaded playlist before Shoal does and loads
+   * a new live-edge segment at once, so the player's load often brings it first (browser swarm,
+   * live-normal: a viewer at the edge never elected itself to fetch a new segment, and when it was
+   * the one its neighbours elected, nobody fetched it; the whole swarm took it over HTTP late).
+   */
   applyPlaylist(isLive: boolean, segments: readonly SegmentRef[]): number[] {
     this.registered = true;
     this.isLive = isLive;
     const fresh: number[] = [];
     const refs = new Map<number, SegmentRef>();
+    let last = -Infinity;
     for (const ref of segments) {
-      if (!this.refs.has(ref.sequence)) fresh.push(ref.sequence);
+      if (ref.sequence > this.listedUntil) fresh.push(ref.sequence);
       refs.set(ref.sequence, ref);
+      last = Math.max(last, ref.sequence);
     }
+    // A stale reload lists less (keep the mark); a jump back by more than a playlist is a restart.
+    this.listedUntil = last >= this.listedUntil - segments.length ? Math.max(this.listedUntil, last) : last;
     // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
     for (const [sequence, ref] of this.refs) {
       if (!refs.has(sequence) && (this.transfers.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);

@@ -145,8 +145,11 @@ export class PlayerModel {
   private loadPlaylist(): void {
     if (this.stopped) return;
     const segments = this.origin.playlist(this.streamKey);
-    this.engine.registerStream({ streamKey: this.streamKey, isLive: this.isLive, segments });
     this.knownEdge = segments[segments.length - 1]?.sequence ?? -1;
+    // hls.js hears of a reload before Shoal (its own listeners come first) and loads a new edge
+    // segment at once: the engine often learns of it from the load, then from the playlist.
+    this.maybeLoad();
+    this.engine.registerStream({ streamKey: this.streamKey, isLive: this.isLive, segments });
     if (this.nextSequence === -1 && this.knownEdge >= 0) {
       const first = this.isLive ? Math.max(segments[0]!.sequence, this.knownEdge - this.params.liveSyncDurationCount + 1) : 0;
       this.nextSequence = first;
