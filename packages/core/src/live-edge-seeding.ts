@@ -2,10 +2,16 @@
 // elects a few origin fetchers per segment without any coordination (every peer that knows the
 // same ids elects the same ones); the others get the segment from them over P2P. A neighbour's
 // "fetching" is relayed one hop further so that peers beyond it hold back their own origin fetch.
+import { createLogger } from './logger.js';
 import { SegmentState, type SegmentStateValue } from './peer-protocol.js';
+
+const log = createLogger('shoal:core:seeding');
 
 /** How long a relayed "fetching" may stand without a transfer of our own behind it. */
 const RELAY_TTL_MS = 3000;
+/** An elected fetch the origin failed is tried again this often, after this long (hls.js waits 1 s): the others wait for it. */
+const SEED_RETRIES = 2;
+const SEED_RETRY_MS = 1000;
 
 /** A fast 32-bit string hash (FNV-1a with a final avalanche), for rendezvous scores. */
 export function hash32(text: string): number {
@@ -80,6 +86,8 @@ export interface SeedingSettings {
 export class LiveEdgeSeeding {
   /** Segments this peer was elected to fetch from the origin, and from when. */
   private readonly seedAt = new Map<number, number>();
+  /** Elected fetches tried again after the origin failed them, per segment. */
+  private readonly retries = new Map<number, number>();
   /**
    * New segments we announced as "fetching" because a neighbour fetches or has them (we will
    * fetch them from it), so that peers beyond our neighbours hold back their own origin fetch.
@@ -102,7 +110,9 @@ export class LiveEdgeSeeding {
     const known = [selfId, ...neighbourIds];
     for (const sequence of fresh) {
       const delayMs = seedStartDelayMs(selfId, known, `${this.segmentKeyPrefix}#${sequence}`, seedersPerSegment, swarmSize, seedStaggerMs);
-      if (delayMs !== undefined) this.seedAt.set(sequence, nowMs + delayMs);
+      if (delayMs === undefined) continue;
+      this.seedAt.set(sequence, nowMs + delayMs);
+      log(`#${sequence}: elected to fetch it from the origin in ${Math.round(delayMs)} ms (${known.length} peers known)`, this.segmentKeyPrefix);
     }
   }
 
@@ -120,18 +130,30 @@ export class LiveEdgeSeeding {
     this.seedAt.delete(sequence);
   }
 
+  /** Our elected fetch of the segment failed (the origin refused it): fetch it again soon, a few times. */
+  failed(sequence: number, nowMs: number): void {
+    const tries = this.retries.get(sequence) ?? 0;
+    if (tries >= SEED_RETRIES) return;
+    this.retries.set(sequence, tries + 1);
+    this.seedAt.set(sequence, nowMs + SEED_RETRY_MS);
+    log(`#${sequence}: the origin failed our elected fetch; again in ${SEED_RETRY_MS} ms`, this.segmentKeyPrefix);
+  }
+
   /**
    * An elected start is moot once a neighbour fetches or has the segment. "Fetching" cannot tell an
    * origin fetch from a P2P one: with seedersPerSegment > 1 (independent origin copies wanted),
    * every elected peer fetches its own.
    */
-  satisfied(sequence: number, neighbourFetchesOrHas: () => boolean): boolean {
-    return this.seedAt.has(sequence) && this.settings.seedersPerSegment === 1 && neighbourFetchesOrHas();
+  satisfied(sequence: number, neighbourFetchesOrHas: () => boolean, neighbourHas: () => boolean): boolean {
+    if (!this.seedAt.has(sequence) || this.settings.seedersPerSegment !== 1) return false;
+    // A retry waits only for a neighbour that has it: "fetching" may be our failed fetch, relayed.
+    return this.retries.has(sequence) ? neighbourHas() : neighbourFetchesOrHas();
   }
 
   /** Forgets elections of segments no longer in the playlist, and relays older than its oldest segment. */
   forget(inPlaylist: (sequence: number) => boolean, oldestSequence: number): void {
     for (const sequence of this.seedAt.keys()) if (!inPlaylist(sequence)) this.seedAt.delete(sequence);
+    for (const sequence of this.retries.keys()) if (!inPlaylist(sequence)) this.retries.delete(sequence);
     for (const sequence of this.relayed.keys()) if (sequence < oldestSequence) this.relayed.delete(sequence);
   }
 

@@ -77,7 +77,11 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer: stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence)),
-      seedSatisfied: stream.seeding.satisfied(sequence, () => stream.pool.any((peer) => !peer.failing && (peer.isFetching(sequence) || peer.has(sequence)))),
+      seedSatisfied: stream.seeding.satisfied(
+        sequence,
+        () => stream.pool.any((peer) => !peer.failing && (peer.isFetching(sequence) || peer.has(sequence))),
+        () => stream.pool.any((peer) => !peer.failing && peer.has(sequence)),
+      ),
       wastedP2PTransfers: stream.transfers.wastedP2PTransfers(sequence),
     });
   }

@@ -320,7 +320,9 @@ export class Transfers {
         if (!this.isCurrent(transfer)) return;
         this.drop(transfer);
         const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
+        log(`#${transfer.sequence} HTTP failed${transfer.seed ? ' (seed)' : ''}: ${failure.message}`, stream.key);
         if (!isShoalError(failure, 'ABORTED')) throughput.failed(clock.now());
+        if (!isShoalError(failure, 'ABORTED') && transfer.seed) stream.seeding.failed(transfer.sequence, clock.now());
         stream.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
         this.deps.replan();
       },

@@ -145,4 +145,29 @@ describe('live-edge seeding with partial views', () => {
     expect(fetches.length).toBeGreaterThanOrEqual(8);
     expect(fetches.reduce((sum, n) => sum + n, 0) / fetches.length).toBeLessThanOrEqual(1.5);
   });
+
+  it('fetches a segment again when the origin refused its elected fetch, rather than leave the swarm waiting for it', async () => {
+    // For 8 s the first request for each new segment gets 503. Without a retry nobody would fetch
+    // it for the others: each viewer waited for it until HTTP had to start, and took it itself.
+    const peers = 8;
+    const swarm = liveSwarm({ ...SWARM, viewers: peers, stream: liveStream(60) }, engines);
+    await swarm.untilPlaying();
+    for (const viewer of swarm.viewers) viewer.signaling.events!.swarmSize?.(peers);
+    for (let a = 0; a < peers; a++) for (let b = a + 1; b < peers; b++) swarm.link(swarm.viewers[a]!, swarm.viewers[b]!);
+    await swarm.clock.advance(10_000);
+    const firstRefused = swarm.origin.edgeSequence() + 1;
+    swarm.origin.refuseFirstRequests = 1;
+    await swarm.clock.advance(8_000);
+    swarm.origin.refuseFirstRequests = 0;
+    const lastRefused = swarm.origin.edgeSequence();
+    await swarm.clock.advance(20_000);
+    const fetches = [];
+    for (let sequence = firstRefused; sequence <= lastRefused; sequence++) fetches.push(swarm.origin.counters.requestsBySequence.get(sequence) ?? 0);
+    for (const viewer of swarm.viewers) viewer.player.finish();
+    const late = swarm.viewers.reduce((sum, { player: { record } }) => sum + record.stalls.length, 0);
+    console.log(`seeding, ${peers} peers, first request of each new segment refused for 8 s: origin fetches per segment [${fetches.join(' ')}], stalls ${late}`);
+    expect(fetches.length).toBeGreaterThanOrEqual(4);
+    expect(fetches.reduce((sum, n) => sum + n, 0) / fetches.length).toBeLessThanOrEqual(2);
+    expect(late).toBe(0);
+  });
 });

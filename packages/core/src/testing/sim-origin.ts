@@ -63,6 +63,9 @@ export class SimOrigin {
   readonly bytesByBucket: number[] = [];
   /** Hosts whose requests get 503: the "HTTP fallback off" switch of the stall test. */
   readonly refusing = new Set<string>();
+  /** The first this many requests for each segment get 503 (a burst of origin errors meeting its first fetchers). */
+  refuseFirstRequests = 0;
+  private readonly refusedBySequence = new Map<number, number>();
   /** Per sequence: the size factor every rendition's segment has (1 +- sizeJitter). */
   private readonly sizeFactors: number[] = [];
   /** Per rendition: contents by sequence. */
@@ -217,7 +220,9 @@ export class SimOrigin {
         if (settled) return;
         const available =
           isManifest || (rendition < this.spec.renditions.length && Number.isInteger(sequence) && sequence >= 0 && sequence <= this.edgeSequence());
-        if (!available || this.refusing.has(host.id)) {
+        const refusedFirst = available && !isManifest && (this.refusedBySequence.get(sequence) ?? 0) < this.refuseFirstRequests;
+        if (refusedFirst) this.refusedBySequence.set(sequence, (this.refusedBySequence.get(sequence) ?? 0) + 1);
+        if (!available || refusedFirst || this.refusing.has(host.id)) {
           if (available) this.counters.refusedRequests++;
           const status = available ? 503 : 404;
           timers.push(clock.setTimeout(() => fail(new ShoalError('HTTP_STATUS', `${request.url}: HTTP ${status}`)), oneWayMs));
