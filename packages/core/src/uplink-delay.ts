@@ -77,6 +77,12 @@ export class UplinkDelay {
     return this.agreed(nowMs);
   }
 
+  /** This peer's latest reading of the queue, ms (undefined before its base is set). */
+  readingMs(peerId: string): number | undefined {
+    const peer = this.peers.get(peerId);
+    return peer && peer.samples >= MIN_BASE_SAMPLES ? peer.latestMs : undefined;
+  }
+
   forget(peerId: string): void {
     this.peers.delete(peerId);
   }

@@ -173,6 +173,29 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
+  it("counts a newcomer's first probing step from its first upload, not from when it joined", async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 16 * 1024);
+    governor.pingSent('a'); // the handshake's ping
+    await clock.advance(20);
+    governor.delaySample('a', 1000, 20);
+    await clock.advance(5000); // joined, watching, nothing asked of it yet
+    const first = new Source(clock, clock.now(), 10_000_000);
+    governor.add(first);
+    governor.pump();
+    for (let i = 0; i < 2; i++) {
+      await clock.advance(230);
+      governor.pingSent('a');
+      await clock.advance(20);
+      governor.delaySample('a', 1000, 20); // no queue yet (the third reading is the first the controller uses)
+    }
+    // Half a second of uploading is half a second's growth (x2 per second), not a whole second's:
+    // doubled at once, the pace overshot a small uplink before the next reading.
+    expect(governor.stats.paceBytesPerS).toBeLessThan(16 * 1024 * 1.5);
+    expect(governor.stats.paceBytesPerS).toBeGreaterThan(16 * 1024);
+    governor.destroy();
+  });
+
   it('caps its pace at what full channels carried only while there was always more to send', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
@@ -267,6 +290,34 @@ describe('upload governor', () => {
     expect(governor.queueDelayNowMs(readAtMs)).toBe(500);
     expect(governor.queueDelayNowMs(readAtMs + 300)).toBe(200);
     expect(governor.queueDelayNowMs(readAtMs + 800)).toBe(0);
+    governor.destroy();
+  });
+
+  it('asks every peer again when one reads a queue that the others\' older readings outvote', async () => {
+    const clock = new VirtualClock();
+    const governor = new UploadGovernor(clock, 0, 100_000);
+    const sources = [new Source(clock, 0, 10_000_000), new Source(clock, 1, 0), new Source(clock, 2, 0)];
+    for (const source of sources) governor.add(source);
+    governor.pump();
+    for (let i = 0; i < 3; i++) {
+      for (const peer of ['a', 'b', 'c']) governor.delaySample(peer, 1000);
+      await clock.advance(200);
+    }
+    const asked = () => sources.map((source) => source.pingsResumed);
+    const before = asked();
+    // The peer we upload to answers through a growing queue; the others last answered before it grew.
+    governor.delaySample('a', 1050);
+    expect(asked()).toEqual(before); // within target: nothing to confirm
+    await clock.advance(300);
+    governor.delaySample('a', 1400);
+    expect(governor.stats.queueDelayMs).toBe(0); // outvoted...
+    expect(asked()).toEqual(before.map((count) => count + 1)); // ...so every peer is asked now
+    await clock.advance(300);
+    governor.delaySample('a', 1600);
+    expect(asked()).toEqual(before.map((count) => count + 1)); // at most once a second
+    // Their answers come back through the queue: the readings agree.
+    governor.delaySample('b', 1600);
+    expect(governor.stats.queueDelayMs).toBe(600);
     governor.destroy();
   });
 
