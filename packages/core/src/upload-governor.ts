@@ -374,10 +374,6 @@ export class UploadGovernor {
   }
 
   private sent(now: number): void {
-    // The first upload starts the controller's clock: counting the time since the engine began
-    // doubled a newcomer's pace on its first reading (browser swarm, realistic: 16 to 33 kB/s on a
-    // 17 kB/s uplink; its queue reached 0.6 s and it stalled).
-    if (this.lastSentMs === -Infinity) this.controlledMs = now;
     const resumed = now - this.lastSentMs > 2000;
     this.lastSentMs = now;
     if (resumed) for (const source of this.sources) source.uploading();

@@ -173,29 +173,6 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
-  it("counts a newcomer's first probing step from its first upload, not from when it joined", async () => {
-    const clock = new VirtualClock();
-    const governor = new UploadGovernor(clock, 0, 16 * 1024);
-    governor.pingSent('a'); // the handshake's ping
-    await clock.advance(20);
-    governor.delaySample('a', 1000, 20);
-    await clock.advance(5000); // joined, watching, nothing asked of it yet
-    const first = new Source(clock, clock.now(), 10_000_000);
-    governor.add(first);
-    governor.pump();
-    for (let i = 0; i < 2; i++) {
-      await clock.advance(230);
-      governor.pingSent('a');
-      await clock.advance(20);
-      governor.delaySample('a', 1000, 20); // no queue yet (the third reading is the first the controller uses)
-    }
-    // Half a second of uploading is half a second's growth (x2 per second), not a whole second's:
-    // doubled at once, the pace overshot a small uplink before the next reading.
-    expect(governor.stats.paceBytesPerS).toBeLessThan(16 * 1024 * 1.5);
-    expect(governor.stats.paceBytesPerS).toBeGreaterThan(16 * 1024);
-    governor.destroy();
-  });
-
   it('caps its pace at what full channels carried only while there was always more to send', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 64 * 1024);
