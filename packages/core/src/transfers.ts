@@ -1,10 +1,9 @@
 // Transfers: one Transfer per segment this stream is getting, over HTTP or from a peer, from start
-// to the bytes in the store. Its state moves
-//   http | p2p → (p2p bytes) verifying → done, or parked (the manifest does not list them yet) →
-//   verifying again, or failed;
-// a cancelled or orphaned P2P transfer resumes over HTTP with a Range request for the rest
-// (resumeOverHttp), and a transfer nobody needs any more is dropped. Done and failed transfers
-// leave the map: the segment is in the store, or the waiting loads were rejected.
+// to the bytes in the store. Its state moves http | p2p → (p2p bytes) verifying → done, or parked
+// (the manifest does not list them yet) → verifying again, or failed; a cancelled or orphaned P2P
+// transfer resumes over HTTP with a Range request for the rest (resumeOverHttp), and a transfer
+// nobody needs any more is dropped. Done and failed transfers leave the map: the segment is in the
+// store, or the waiting loads were rejected.
 import type { EngineEmit, StreamStats } from './engine-events.js';
 import { ShoalError, isShoalError } from './errors.js';
 import type { SegmentVerifier } from './integrity.js';
@@ -63,6 +62,7 @@ export interface TransferStream {
   readonly waiters: PendingLoads;
   readonly pool: PeerPool;
   readonly stats: Omit<StreamStats, 'peers'>;
+  readonly seeding: { failed(sequence: number, nowMs: number): void };
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS: number;
 }
