@@ -75,6 +75,25 @@ export function seedStartDelayMs(
   return gap < quantile ? (gap / quantile) * staggerMs : staggerMs + gap * staggerMs;
 }
 
+/**
+ * The segments a playlist lists for the first time (those an election is held for), and the new
+ * mark: the last sequence a playlist listed (-Infinity before the first). Not "new to the engine":
+ * hls.js hears of a reloaded playlist before Shoal does and loads a new live-edge segment at once,
+ * so the player's load often brings it first (browser swarm, live-normal: a viewer at the edge
+ * never elected itself, and a segment its neighbours left to it was fetched by nobody; the whole
+ * swarm took it over HTTP at its deadline). A stale reload that lists less keeps the mark; a jump
+ * back by more than a playlist's length is a restart of the sequence numbers.
+ */
+export function newlyListed(listedUntil: number, sequences: readonly number[]): { fresh: number[]; listedUntil: number } {
+  if (sequences.length === 0) return { fresh: [], listedUntil };
+  const last = sequences.reduce((max, sequence) => Math.max(max, sequence), -Infinity);
+  const restart = last < listedUntil - sequences.length;
+  return {
+    fresh: sequences.filter((sequence) => restart || sequence > listedUntil),
+    listedUntil: restart ? last : Math.max(listedUntil, last),
+  };
+}
+
 export interface SeedingSettings {
   upload: boolean;
   p2pDownload: boolean;
@@ -136,7 +155,6 @@ export class LiveEdgeSeeding {
     if (tries >= SEED_RETRIES) return;
     this.retries.set(sequence, tries + 1);
     this.seedAt.set(sequence, nowMs + SEED_RETRY_MS);
-    log(`#${sequence}: the origin failed our elected fetch; again in ${SEED_RETRY_MS} ms`, this.segmentKeyPrefix);
   }
 
   /**

@@ -2,7 +2,7 @@
 // its peer pool, its transfers, the player's loads waiting on it and its live-edge seeding.
 import type { EngineEmit, StreamStats } from './engine-events.js';
 import type { SegmentVerifier } from './integrity.js';
-import { LiveEdgeSeeding } from './live-edge-seeding.js';
+import { LiveEdgeSeeding, newlyListed } from './live-edge-seeding.js';
 import type { EngineOptions } from './options.js';
 import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
 import { PendingLoads } from './pending-loads.js';
@@ -74,26 +74,14 @@ export class Stream {
     );
   }
 
-  /**
-   * A playlist (re)load; returns the segments new to its playlist: listed after the previous one's
-   * last. Not "new to this stream": hls.js hears of a reloaded playlist before Shoal does and loads
-   * a new live-edge segment at once, so the player's load often brings it first (browser swarm,
-   * live-normal: a viewer at the edge never elected itself to fetch a new segment, and when it was
-   * the one its neighbours elected, nobody fetched it; the whole swarm took it over HTTP late).
-   */
+  /** A playlist (re)load; returns the segments it lists for the first time (newlyListed). */
   applyPlaylist(isLive: boolean, segments: readonly SegmentRef[]): number[] {
     this.registered = true;
     this.isLive = isLive;
-    const fresh: number[] = [];
+    const listed = newlyListed(this.listedUntil, segments.map((ref) => ref.sequence));
+    this.listedUntil = listed.listedUntil;
     const refs = new Map<number, SegmentRef>();
-    let last = -Infinity;
-    for (const ref of segments) {
-      if (ref.sequence > this.listedUntil) fresh.push(ref.sequence);
-      refs.set(ref.sequence, ref);
-      last = Math.max(last, ref.sequence);
-    }
-    // A stale reload lists less (keep the mark); a jump back by more than a playlist is a restart.
-    this.listedUntil = last >= this.listedUntil - segments.length ? Math.max(this.listedUntil, last) : last;
+    for (const ref of segments) refs.set(ref.sequence, ref);
     // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
     for (const [sequence, ref] of this.refs) {
       if (!refs.has(sequence) && (this.transfers.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);
@@ -102,7 +90,7 @@ export class Stream {
     this.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
     this.seeding.forget((sequence) => refs.has(sequence), this.ordered[0]?.sequence ?? 0);
     this.transfers.forget((sequence) => refs.has(sequence));
-    return fresh;
+    return listed.fresh;
   }
 
   /** A segment the player asks for that no playlist listed (yet). */

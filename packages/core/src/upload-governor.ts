@@ -99,7 +99,7 @@ export interface UploadSource {
   readonly backlogBytes: number;
   /** Sends up to `maxBytes` of its oldest upload; returns the payload bytes sent. */
   sendChunk(maxBytes: number): number;
-  /** Uploading (over any source) began after a pause, or yielding ended: the source pings its peer now (the ping says our pace). */
+  /** Uploading (over any source) began after a pause, yielding ended, or a fresh reading is wanted: the source pings its peer now (the ping says our pace). */
   uploading(): void;
 }
 
@@ -259,14 +259,14 @@ export class UploadGovernor {
     this.read(peerId, this.delay.ping(peerId, now), now);
   }
 
-  /** The peers' readings agreed on `delayMs` (undefined: no new agreement) after `peerId`'s. */
+  /** After `peerId`'s reading: the controller steps on the peers' new agreement, if any (`delayMs`). */
   private read(peerId: string, delayMs: number | undefined, now: number): void {
     if (delayMs !== undefined) this.control(delayMs, now);
     // This peer sees a queue that the others' older readings outvote: every peer is asked again now,
     // so that their answers come back through the queue as it is (browser swarm, realistic: the
     // median held at 14 ms for 1.5 s, then read 1.5 s; the viewer's download behind it stalled).
     const reading = this.delay.readingMs(peerId) ?? 0;
-    if (reading > TARGET_QUEUE_DELAY_MS && reading > (delayMs ?? this.queueDelayMs ?? 0) && now - this.askedAllMs >= ASK_ALL_INTERVAL_MS) {
+    if (reading > TARGET_QUEUE_DELAY_MS && reading > (this.queueDelayMs ?? 0) && now - this.askedAllMs >= ASK_ALL_INTERVAL_MS) {
       this.askedAllMs = now;
       for (const source of this.sources) source.uploading();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LiveEdgeSeeding, electOriginFetchers, relayExpiry, seedStartDelayMs } from '../src/live-edge-seeding.js';
+import { LiveEdgeSeeding, electOriginFetchers, newlyListed, relayExpiry, seedStartDelayMs } from '../src/live-edge-seeding.js';
 import { SegmentState, type SegmentStateValue } from '../src/peer-protocol.js';
 import {
   nextPlanMs,
@@ -311,6 +311,24 @@ describe('live-edge seeding of one stream', () => {
     const room = new LiveEdgeSeeding('s', { ...settings, ...extra }, (sequence) => held.has(sequence), (sequence, state) => announced.push([sequence, state]));
     return { room, announced, held };
   }
+
+  it('holds elections for the segments a playlist lists for the first time, however the engine heard of them first', () => {
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    let mark = -Infinity;
+    const reload = (sequences: number[]) => {
+      const listed = newlyListed(mark, sequences);
+      mark = listed.listedUntil;
+      return listed.fresh;
+    };
+    expect(reload(range(0, 9))).toEqual(range(0, 9)); // the first playlist (the engine elects nothing for it)
+    expect(reload(range(1, 10))).toEqual([10]); // whether or not the player's load of 10 came first
+    expect(reload(range(0, 9))).toEqual([]); // a stale reload lists less: nothing new, the mark stays
+    expect(reload(range(1, 10))).toEqual([]);
+    expect(reload([])).toEqual([]);
+    expect(reload(range(2, 12))).toEqual([11, 12]);
+    expect(reload(range(0, 3))).toEqual(range(0, 3)); // the sequence numbers restarted
+    expect(reload(range(1, 4))).toEqual([4]);
+  });
 
   it('counts an elected origin fetch as satisfied once a neighbour fetches or has the segment', () => {
     const { room } = seeding();

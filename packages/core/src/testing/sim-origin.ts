@@ -220,8 +220,9 @@ export class SimOrigin {
         if (settled) return;
         const available =
           isManifest || (rendition < this.spec.renditions.length && Number.isInteger(sequence) && sequence >= 0 && sequence <= this.edgeSequence());
-        const refusedFirst = available && !isManifest && (this.refusedBySequence.get(sequence) ?? 0) < this.refuseFirstRequests;
-        if (refusedFirst) this.refusedBySequence.set(sequence, (this.refusedBySequence.get(sequence) ?? 0) + 1);
+        const refusedSoFar = this.refusedBySequence.get(sequence) ?? 0;
+        const refusedFirst = available && !isManifest && refusedSoFar < this.refuseFirstRequests;
+        if (refusedFirst) this.refusedBySequence.set(sequence, refusedSoFar + 1);
         if (!available || refusedFirst || this.refusing.has(host.id)) {
           if (available) this.counters.refusedRequests++;
           const status = available ? 503 : 404;
