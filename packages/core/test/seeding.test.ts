@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EngineOptionsInput } from '../src/index.js';
 import { Prng } from '../src/testing.js';
 import { enginesDestroyedAfterEach } from './fakes.js';
-import { liveSwarm } from './live-swarm.js';
+import { liveSwarm, type LiveSwarm } from './live-swarm.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
 const SEGMENT_S = 2;
@@ -21,6 +21,19 @@ const SWARM = {
 const liveStream = (segmentCount: number) => ({
   renditions: [{ streamKey: LIVE, bitrateBitsPerS: 800_000 }], segmentDurationS: SEGMENT_S, sizeJitter: 0, liveWindowSize: 10, segmentCount,
 });
+
+/** Origin requests for each segment from `first` to `last` (served ones, not refused). */
+function originFetches(origin: LiveSwarm['origin'], first: number, last: number): number[] {
+  const fetches: number[] = [];
+  for (let sequence = first; sequence <= last; sequence++) fetches.push(origin.counters.requestsBySequence.get(sequence) ?? 0);
+  return fetches;
+}
+
+/** Links every viewer of the swarm to every other. */
+function linkAll(swarm: LiveSwarm): void {
+  const { viewers } = swarm;
+  for (let a = 0; a < viewers.length; a++) for (let b = a + 1; b < viewers.length; b++) swarm.link(viewers[a]!, viewers[b]!);
+}
 
 interface SeedingRun {
   /** Origin requests per live segment published after warm-up, one entry per segment. */
@@ -69,8 +82,7 @@ async function measureSeeding(peers: number, linksPerPeer: number, options: Engi
   await clock.advance(segments * SEGMENT_S * 1000);
   const lastMeasured = origin.edgeSequence() - 3;
   await clock.advance(5000);
-  const fetchesPerSegment: number[] = [];
-  for (let sequence = firstMeasured; sequence <= lastMeasured; sequence++) fetchesPerSegment.push(origin.counters.requestsBySequence.get(sequence) ?? 0);
+  const fetchesPerSegment = originFetches(origin, firstMeasured, lastMeasured);
   for (const viewer of viewers) viewer.player.finish();
   return {
     fetchesPerSegment,
@@ -135,11 +147,10 @@ describe('live-edge seeding with partial views', () => {
       stream: liveStream(60),
     }, engines);
     await swarm.untilJoined();
-    for (let a = 0; a < peers; a++) for (let b = a + 1; b < peers; b++) swarm.link(swarm.viewers[a]!, swarm.viewers[b]!);
+    linkAll(swarm);
     const firstMeasured = swarm.origin.edgeSequence() + 3;
     await swarm.clock.advance(30_000);
-    const fetches = [];
-    for (let sequence = firstMeasured; sequence <= swarm.origin.edgeSequence() - 3; sequence++) fetches.push(swarm.origin.counters.requestsBySequence.get(sequence) ?? 0);
+    const fetches = originFetches(swarm.origin, firstMeasured, swarm.origin.edgeSequence() - 3);
     for (const viewer of swarm.viewers) viewer.player.finish();
     console.log(`seeding, flash crowd of ${peers}: origin fetches per segment [${fetches.join(' ')}]`);
     expect(fetches.length).toBeGreaterThanOrEqual(8);
@@ -153,7 +164,7 @@ describe('live-edge seeding with partial views', () => {
     const swarm = liveSwarm({ ...SWARM, viewers: peers, stream: liveStream(60) }, engines);
     await swarm.untilPlaying();
     for (const viewer of swarm.viewers) viewer.signaling.events!.swarmSize?.(peers);
-    for (let a = 0; a < peers; a++) for (let b = a + 1; b < peers; b++) swarm.link(swarm.viewers[a]!, swarm.viewers[b]!);
+    linkAll(swarm);
     await swarm.clock.advance(10_000);
     const firstRefused = swarm.origin.edgeSequence() + 1;
     swarm.origin.refuseFirstRequests = 1;
@@ -161,8 +172,7 @@ describe('live-edge seeding with partial views', () => {
     swarm.origin.refuseFirstRequests = 0;
     const lastRefused = swarm.origin.edgeSequence();
     await swarm.clock.advance(20_000);
-    const fetches = [];
-    for (let sequence = firstRefused; sequence <= lastRefused; sequence++) fetches.push(swarm.origin.counters.requestsBySequence.get(sequence) ?? 0);
+    const fetches = originFetches(swarm.origin, firstRefused, lastRefused);
     for (const viewer of swarm.viewers) viewer.player.finish();
     const late = swarm.viewers.reduce((sum, { player: { record } }) => sum + record.stalls.length, 0);
     console.log(`seeding, ${peers} peers, first request of each new segment refused for 8 s: origin fetches per segment [${fetches.join(' ')}], stalls ${late}`);
