@@ -58,18 +58,12 @@ export class Stream {
   readonly seeding: LiveEdgeSeeding;
 
   constructor(readonly key: string, context: StreamContext) {
-    const { clock, store, options, emit } = context;
-    this.pool = new PeerPool({
-      streamKey: key, clock, options, store, governor: context.governor, banned: context.banned, stats: this.stats, emit,
-      owner: this.peerEvents(context),
-    });
-    this.transfers = new Transfers(this, {
-      clock, http: context.http, store, verifier: context.verifier, throughput: context.throughput, emit,
-      isDestroyed: context.isDestroyed, replan: context.replan,
-    });
+    // The rooms take what they need of the context the engine shares.
+    this.pool = new PeerPool({ ...context, streamKey: key, stats: this.stats, owner: this.peerEvents(context) });
+    this.transfers = new Transfers(this, context);
     this.seeding = new LiveEdgeSeeding(
-      key, options,
-      (sequence) => this.transfers.has(sequence) || store.has(key, sequence),
+      key, context.options,
+      (sequence) => this.transfers.has(sequence) || context.store.has(key, sequence),
       (sequence, state) => this.pool.announce(sequence, state),
     );
   }
