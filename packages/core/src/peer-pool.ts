@@ -15,15 +15,18 @@ const log = createLogger('shoal:core:peer-pool');
 /** How often, at most, the pool asks the trackers for more peers while below target. */
 const PEER_REQUEST_INTERVAL_MS = 5000;
 
-/** What the pool hands to the engine: everything about segments in transit. */
+/**
+ * What the pool hands to the engine: everything about segments in transit. The four peer hooks go
+ * to each session as they are: functions, not methods that need their owner bound.
+ */
 export interface PeerPoolOwner {
   isDestroyed(): boolean;
   /** A segment arriving from a peer, relayed on as it arrives (Transfers.relay). */
   relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined;
-  onAvailability(peer: PeerSession, sequence: number | undefined): void;
-  onChunk(peer: PeerSession, sequence: number, chunk: Uint8Array): void;
-  onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
-  onRefused(peer: PeerSession, sequence: number): void;
+  onAvailability: (peer: PeerSession, sequence: number | undefined) => void;
+  onChunk: (peer: PeerSession, sequence: number, chunk: Uint8Array) => void;
+  onSegment: (peer: PeerSession, sequence: number, bytes: Uint8Array) => void;
+  onRefused: (peer: PeerSession, sequence: number) => void;
   /** The peer left the pool; its download, if any, is still open (`cancelDownload` it). */
   onPeerGone(peer: PeerSession, banned: boolean): void;
   /** Something changed that a plan reads. */
@@ -173,10 +176,10 @@ export class PeerPool {
         emit('peer-connect', { streamKey, peerId: peer.id });
         owner.replan();
       },
-      onAvailability: (peer, sequence) => owner.onAvailability(peer, sequence),
-      onProgress: (peer, sequence, chunk) => owner.onChunk(peer, sequence, chunk),
-      onSegment: (peer, sequence, bytes) => owner.onSegment(peer, sequence, bytes),
-      onRefused: (peer, sequence) => owner.onRefused(peer, sequence),
+      onAvailability: owner.onAvailability,
+      onProgress: owner.onChunk,
+      onSegment: owner.onSegment,
+      onRefused: owner.onRefused,
       segmentSize: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.bytes.length,
       readableBytes: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.readableBytes,
       readSegment: (sequence, start, end) => {
