@@ -255,7 +255,7 @@ export class ShoalEngine {
       nextMs = Math.min(nextMs, planStream(stream, now, {
         clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
-        p2pDownload: this.options.p2pDownload, maxP2PDownloads: this.options.maxP2PDownloads, tickIntervalMs: this.options.tickIntervalMs,
+        options: this.options,
       }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }

@@ -3,6 +3,7 @@
 // carries it out. Returns when to plan the stream again.
 import type { EngineEmit } from './engine-events.js';
 import { createLogger } from './logger.js';
+import type { EngineOptions } from './options.js';
 import {
   PREFETCH_STORE_SHARE,
   estimatedSegmentBytes,
@@ -30,19 +31,17 @@ export interface PlanContext {
   httpThroughputBytesPerS: number;
   /** Bytes every download under way on the viewer's downlink (every stream's) is still to receive. */
   downlinkLeftBytes: number[];
-  p2pDownload: boolean;
-  maxP2PDownloads: number;
-  tickIntervalMs: number;
+  options: Pick<EngineOptions, 'p2pDownload' | 'maxP2PDownloads' | 'tickIntervalMs'>;
 }
 
 /** Plans one stream at `now`; returns when to plan it again (or Infinity). */
 export function planStream(stream: Stream, now: number, context: PlanContext): number {
-  const { store, playback, windows, httpThroughputBytesPerS } = context;
+  const { store, playback, windows, httpThroughputBytesPerS, options } = context;
   const candidates = new Map<number, SegmentRef>();
   for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
-  if (playback && context.p2pDownload && stream.pool.size > 0) {
+  if (playback && options.p2pDownload && stream.pool.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const budgetBytes = store.bytesLimit * PREFETCH_STORE_SHARE;
     for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
@@ -99,7 +98,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     });
   const actions = plan({
     nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS, downlinkLeftBytes: context.downlinkLeftBytes,
-    windows, p2pDownload: context.p2pDownload, maxP2PDownloads: context.maxP2PDownloads,
+    windows, p2pDownload: options.p2pDownload, maxP2PDownloads: options.maxP2PDownloads,
   });
   let wakeMs = Infinity;
   for (const action of actions) {
@@ -114,7 +113,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       stream.transfers.startP2P(action.sequence, peer);
     } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
   }
-  return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, context.tickIntervalMs);
+  return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, options.tickIntervalMs);
 }
 
 /** Bytes each of the stream's downloads under way is still to receive (segments of unknown size at their estimated size). */
