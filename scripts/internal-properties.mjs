@@ -3,10 +3,11 @@
 // is foreign, and kept, when it names a member in a published type of @shoal/core or @shoal/hlsjs
 // (what users pass in and read back; a public class's private members aside), in hls.js's types
 // (its loader and event contract) or in the DOM or ECMAScript library types; when it appears in
-// the tracker's source (the WebTorrent protocol's JSON keys); or when it is a string literal in our
-// code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count nowhere. Private fields, the planner's snapshot shapes and
-// the rooms' internal interfaces are what is left: they cost bytes in every bundle and mean nothing
-// outside it. Run after @shoal/core and @shoal/hlsjs's types are built.
+// the tracker's protocol modules (the WebTorrent protocol's JSON keys); or when it is a string
+// literal in our code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count
+// nowhere. Private fields, the planner's snapshot shapes and the rooms' internal interfaces are
+// what is left: they cost bytes in every bundle and mean nothing outside it. Run after
+// @shoal/core and @shoal/hlsjs's types are built.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,13 @@ const sources = (dir, base = root) =>
     if (statSync(join(base, path)).isDirectory()) return name === 'testing' ? [] : sources(path, base);
     return /\.(ts|mjs|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
   });
+
+/**
+ * The tracker's modules that read and write the protocol's frames: every JSON key our client sends
+ * or reads is a word of theirs (the rest of the tracker's names, its sockets, workers and stats,
+ * are no business of the bundle's).
+ */
+const TRACKER_PROTOCOL_MODULES = ['protocol', 'frame-reader', 'frame-writer', 'message-handler'];
 const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
 
 /**
@@ -72,7 +80,8 @@ export function internalPropertyNames(sourceRoot = root) {
     ...readdirSync(join(root, 'node_modules/typescript/lib')).filter((name) => /^lib\.(dom|es5|es20\d\d[\w.]*)\.d\.ts$/.test(name)).map((name) => `node_modules/typescript/lib/${name}`),
   ];
   for (const file of [...publishedTypes, ...foreignTypes]) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
-  const foreign = words(sources('tracker/src', sourceRoot).map((path) => read(path, sourceRoot)).join('\n'));
+  const protocol = TRACKER_PROTOCOL_MODULES.map((name) => `tracker/src/${name}.ts`).filter((path) => existsSync(join(sourceRoot, path)));
+  const foreign = words(protocol.map((path) => read(path, sourceRoot)).join('\n'));
   for (const path of foreignTypes) for (const name of declaredNames(path, { privateMembers: true })) foreign.add(name);
   for (const path of publishedTypes) for (const name of declaredNames(path, { privateMembers: false })) foreign.add(name);
   const quoted = stringLiterals(ourPaths.map((path) => [path, read(path, sourceRoot)]));
