@@ -1,19 +1,16 @@
-// Builds the browser packages: ESM + .d.ts for bundlers (dependencies stay external), and one
-// self-contained minified ESM file per package for pages without a build step (hls.js stays
-// external there: pages load it once, beside Shoal). Node packages (tracker, e2e) build with tsc.
+// Builds the browser packages: ESM + .d.ts for bundlers (dependencies stay external). The one
+// self-contained minified ESM file for pages without a build step, @shoal/hlsjs's
+// shoal-hlsjs.browser.js, is esbuild's (scripts/browser-bundle.mjs, run by scripts/build.mjs after
+// this). Node packages (tracker, e2e) build with tsc.
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import commonjs from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import dts from 'rollup-plugin-dts';
-import { build as buildWithEsbuild } from 'esbuild';
 import esbuild from 'rollup-plugin-esbuild';
-import { CLASS_FIELDS_AS_ASSIGNMENTS, CORE_SOURCE_ENTRIES } from './scripts/browser-bundle.mjs';
-import { internalPropertyPattern } from './scripts/internal-properties.mjs';
 
 const packages = [
   { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts', testing: 'src/testing.ts' } },
-  { dir: 'packages/hlsjs', entries: { index: 'src/index.ts' }, browserBundle: 'shoal-hlsjs.browser.js' },
+  { dir: 'packages/hlsjs', entries: { index: 'src/index.ts' } },
   {
     dir: 'packages/player',
     entries: { index: 'src/index.ts', 'frame-client': 'src/frame-client-entry.ts', videojs: 'src/videojs-entry.ts' },
@@ -35,35 +32,6 @@ const onwarn = (warning, warn) => {
   warn(warning);
 };
 const input = (pkg) => Object.fromEntries(Object.entries(pkg.entries).map(([name, path]) => [name, `${pkg.dir}/${path}`]));
-
-/**
- * esbuild's minifier over the whole chunk (so that each internal property gets one short name
- * everywhere), shortening the names scripts/internal-properties.mjs finds. They are read when the
- * chunk renders: the packages' types, built by the configs before this one, must exist by then.
- * The chunk goes through esbuild's bundler, not its one-file transform: only a bundle is known to
- * be all the code there is, so only there does the minifier turn `const` into `let` and top-level
- * declarations into `var` (0.1 KiB gzip).
- */
-function minifyWithInternalNames() {
-  return {
-    name: 'shoal-minify-internal-names',
-    async renderChunk(code, chunk) {
-      const result = await buildWithEsbuild({
-        stdin: { contents: code, loader: 'js', sourcefile: chunk.fileName }, bundle: true, external: ['hls.js'], format: 'esm',
-        platform: 'browser', target: 'es2020', minify: true, mangleProps: internalPropertyPattern(), sourcemap: 'external',
-        outfile: chunk.fileName, write: false, logLevel: 'error',
-      });
-      const file = (ext) => result.outputFiles.find((output) => output.path.endsWith(ext)).text;
-      return { code: file('.js'), map: file('.js.map') };
-    },
-  };
-}
-
-/** @shoal/core from its source (CORE_SOURCE_ENTRIES). */
-function coreFromSource() {
-  const entries = CORE_SOURCE_ENTRIES;
-  return { name: 'shoal-core-from-source', resolveId: (id) => (entries[id] ? fileURLToPath(new URL(entries[id], import.meta.url)) : null) };
-}
 
 const configs = [];
 for (const pkg of packages) {
@@ -89,24 +57,6 @@ for (const pkg of packages) {
     plugins: [dts({ tsconfig: `${pkg.dir}/tsconfig.json` })],
     output: { dir: `${pkg.dir}/dist`, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: '[name]-[hash].d.ts' },
   });
-  if (pkg.browserBundle) {
-    configs.push({
-      input: `${pkg.dir}/${pkg.entries.index}`,
-      external: ['hls.js'],
-      onwarn,
-      plugins: [
-        coreFromSource(),
-        nodeResolve({ browser: true, preferBuiltins: false, extensions: ['.ts', '.js', '.mjs'] }),
-        commonjs(),
-        esbuild({
-          target: 'es2022', tsconfig: `${pkg.dir}/tsconfig.json`, define: { 'process.env.NODE_ENV': '"production"' },
-          tsconfigRaw: CLASS_FIELDS_AS_ASSIGNMENTS,
-        }),
-        minifyWithInternalNames(),
-      ],
-      output: { file: `${pkg.dir}/dist/${pkg.browserBundle}`, format: 'es', sourcemap: true },
-    });
-  }
 }
 
 // packages/player: the script-tag bundle (video.js + hls.js + Shoal + CSS in one file, global

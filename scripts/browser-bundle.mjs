@@ -1,5 +1,7 @@
-// How shoal-hlsjs.browser.js is built from source, shared by rollup.config.js and by
-// `npm run size -- --at`, which builds other commits' sources the same way.
+// How shoal-hlsjs.browser.js is built from source: by scripts/build.mjs, after rollup has built the
+// packages' types, and alike by `npm run size -- --at`, which builds other commits' sources.
+import { build } from 'esbuild';
+import { internalPropertyPattern } from './internal-properties.mjs';
 
 /** @shoal/core from its source (not its es2020 dist), so that one minification covers both packages. */
 export const CORE_SOURCE_ENTRIES = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
@@ -11,3 +13,30 @@ export const CORE_SOURCE_ENTRIES = { '@shoal/core': 'packages/core/src/index.ts'
  * both mean the same here.
  */
 export const CLASS_FIELDS_AS_ASSIGNMENTS = { compilerOptions: { useDefineForClassFields: false } };
+
+/**
+ * @shoal/hlsjs with @shoal/core and their dependencies, hls.js left out: one minified ES module for
+ * pages without a bundler, the internal property names shortened (scripts/internal-properties.mjs).
+ * One esbuild bundle of the sources under `sourceRoot`: the minifier sees all the code at once, so
+ * each internal property gets one short name everywhere and `const` may become `let`. With
+ * `outfile`, writes it and its source map there; else returns the code.
+ */
+export async function buildBrowserBundle(sourceRoot, outfile) {
+  const result = await build({
+    entryPoints: [`${sourceRoot}/packages/hlsjs/src/index.ts`],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2020',
+    external: ['hls.js'],
+    define: { 'process.env.NODE_ENV': '"production"' },
+    mangleProps: internalPropertyPattern(sourceRoot),
+    tsconfigRaw: CLASS_FIELDS_AS_ASSIGNMENTS,
+    plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${CORE_SOURCE_ENTRIES[path]}` })) }],
+    ...(outfile ? { outfile, sourcemap: 'linked' } : { outfile: 'shoal-hlsjs.browser.js' }),
+    write: outfile !== undefined,
+    logLevel: 'error',
+  });
+  return outfile ? undefined : result.outputFiles[0].contents;
+}

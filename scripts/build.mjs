@@ -1,5 +1,5 @@
-// Builds everything: browser packages with rollup, Node packages (tracker, e2e) with tsc, and the
-// sample stream (ffmpeg) when it is missing.
+// Builds everything: browser packages with rollup (and @shoal/hlsjs's one-file browser bundle with
+// esbuild), Node packages (tracker, e2e) with tsc, and the sample stream (ffmpeg) when it is missing.
 //
 // `node scripts/build.mjs <package dir>` builds one publishable package from scratch, as its
 // `prepack` script does before `npm pack` / `pnpm publish`: a clean dist (after building the
@@ -18,10 +18,27 @@ const run = (command, args, env = {}) => {
   }
 };
 
+/** @shoal/hlsjs's shoal-hlsjs.browser.js (scripts/browser-bundle.mjs): after rollup, which builds the types it reads. */
+async function hlsjsBrowserBundle() {
+  try {
+    const { buildBrowserBundle } = await import('./browser-bundle.mjs');
+    await buildBrowserBundle(root.replace(/\/$/, ''), `${root}packages/hlsjs/dist/shoal-hlsjs.browser.js`);
+  } catch (error) {
+    console.error(`shoal: build step failed: packages/hlsjs/dist/shoal-hlsjs.browser.js (${error.message})`);
+    process.exit(1);
+  }
+}
+
 /** Publishable packages, each after the workspace packages it depends on. */
 const publishable = {
   'packages/core': { needs: [], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/core' }) },
-  'packages/hlsjs': { needs: ['packages/core'], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/hlsjs' }) },
+  'packages/hlsjs': {
+    needs: ['packages/core'],
+    build: async () => {
+      run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/hlsjs' });
+      await hlsjsBrowserBundle();
+    },
+  },
   'packages/player': { needs: ['packages/core', 'packages/hlsjs'], build: () => run('rollup', ['-c', 'rollup.config.js', '--silent'], { SHOAL_BUILD_PACKAGES: 'packages/player' }) },
   tracker: { needs: [], build: () => run('tsc', ['-b', 'tracker']) },
 };
@@ -29,6 +46,7 @@ const publishable = {
 const target = process.argv[2]?.replace(/\/+$/, '');
 if (target === undefined) {
   run('rollup', ['-c', 'rollup.config.js', '--silent']);
+  await hlsjsBrowserBundle();
   run('tsc', ['-b', 'tracker', 'e2e']);
   run('node', ['e2e/bin/make-sample-media.js']);
 } else {
@@ -38,10 +56,10 @@ if (target === undefined) {
     process.exit(2);
   }
   for (const dependency of pkg.needs) {
-    if (!existsSync(`${root}${dependency}/dist/index.d.ts`)) publishable[dependency].build();
+    if (!existsSync(`${root}${dependency}/dist/index.d.ts`)) await publishable[dependency].build();
   }
   rmSync(`${root}${target}/dist`, { recursive: true, force: true });
   rmSync(`${root}${target}/tsconfig.tsbuildinfo`, { force: true });
-  pkg.build();
+  await pkg.build();
   copyFileSync(`${root}LICENSE`, `${root}${target}/LICENSE`);
 }

@@ -51,27 +51,18 @@ if (process.argv.includes('--rivals')) {
 }
 
 // --at REV[,REV...]: what changes cost. Each commit's @shoal/core and @shoal/hlsjs sources
-// (git archive) and this tree's are bundled alike: esbuild, minified ESM for the browser, es2020,
-// class fields as constructor assignments, hls.js left out, internal property names shortened by
-// this tree's rules over each commit's own sources. Close to, not the same as, the shipped bundle
-// (one esbuild pass here, rollup's there): compare these figures with each other, not the budget.
+// (git archive) and this tree's are bundled as the shipped bundle is (scripts/browser-bundle.mjs),
+// internal property names shortened by this tree's rules over each commit's own sources; the
+// figures leave out only the shipped file's source map comment.
 const atIndex = process.argv.indexOf('--at');
 if (atIndex > 0) {
-  const { build } = await import('esbuild');
   const { execFileSync } = await import('node:child_process');
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const { internalPropertyPattern } = await import('./internal-properties.mjs');
-  const { CLASS_FIELDS_AS_ASSIGNMENTS, CORE_SOURCE_ENTRIES } = await import('./browser-bundle.mjs');
+  const { buildBrowserBundle } = await import('./browser-bundle.mjs');
   const root = new URL('..', import.meta.url).pathname;
   const bundled = async (label, sourceRoot) => {
-    const result = await build({
-      entryPoints: [`${sourceRoot}/packages/hlsjs/src/index.ts`], bundle: true, minify: true, format: 'esm', platform: 'browser',
-      target: 'es2020', external: ['hls.js'], write: false, logLevel: 'error', mangleProps: internalPropertyPattern(sourceRoot),
-      tsconfigRaw: CLASS_FIELDS_AS_ASSIGNMENTS,
-      plugins: [{ name: 'core-source', setup: (b) => b.onResolve({ filter: /^@shoal\/core(\/webrtc)?$/ }, ({ path }) => ({ path: `${sourceRoot}/${CORE_SOURCE_ENTRIES[path]}` })) }],
-    });
-    const code = result.outputFiles[0].contents;
+    const code = await buildBrowserBundle(sourceRoot);
     console.log(`at ${label}: ${(code.length / 1024).toFixed(1)} KiB min, ${(gzipSync(code, { level: 9 }).length / 1024).toFixed(2)} KiB min+gzip`);
   };
   for (const rev of (process.argv[atIndex + 1] ?? '').split(',').filter(Boolean)) {
