@@ -162,10 +162,10 @@ export class LiveEdgeSeeding {
    * origin fetch from a P2P one: with seedersPerSegment > 1 (independent origin copies wanted),
    * every elected peer fetches its own.
    */
-  satisfied(sequence: number, neighbourFetchesOrHas: () => boolean, neighbourHas: () => boolean): boolean {
+  satisfied(sequence: number, neighbourFetches: boolean, neighbourHas: () => boolean): boolean {
     if (!this.seedAt.has(sequence) || this.settings.seedersPerSegment !== 1) return false;
     // A retry waits only for a neighbour that has it: "fetching" may be our failed fetch, relayed.
-    return this.retries.has(sequence) ? neighbourHas() : neighbourFetchesOrHas();
+    return (!this.retries.has(sequence) && neighbourFetches) || neighbourHas();
   }
 
   /** Forgets elections of segments no longer in the playlist, and relays older than its oldest segment. */

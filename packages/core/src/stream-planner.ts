@@ -67,6 +67,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       continue;
     }
     const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress : undefined;
+    const comingFromPeer = stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence));
     segments.push({
       sequence,
       sizeBytes,
@@ -75,12 +76,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
       p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
       seedAtMs: stream.seeding.startAtMs(sequence),
-      comingFromPeer: stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence)),
-      seedSatisfied: stream.seeding.satisfied(
-        sequence,
-        () => stream.pool.any((peer) => !peer.failing && (peer.isFetching(sequence) || peer.has(sequence))),
-        () => stream.pool.any((peer) => !peer.failing && peer.has(sequence)),
-      ),
+      comingFromPeer,
+      seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
       wastedP2PTransfers: stream.transfers.wastedP2PTransfers(sequence),
     });
   }

@@ -1,9 +1,8 @@
-// Transfers: one Transfer per segment this stream is getting, over HTTP or from a peer, from start
-// to the bytes in the store. Its state moves http | p2p → (p2p bytes) verifying → done, or parked
-// (the manifest does not list them yet) → verifying again, or failed; a cancelled or orphaned P2P
-// transfer resumes over HTTP with a Range request for the rest (resumeOverHttp), and a transfer
-// nobody needs any more is dropped. Done and failed transfers leave the map: the segment is in the
-// store, or the waiting loads were rejected.
+// Transfers: one Transfer per segment this stream is getting, over HTTP or from a peer, until its
+// bytes are in the store or its loads rejected (then it leaves the map). States: http | p2p →
+// verifying → done; verifying → parked (the manifest does not list the bytes yet) → verifying; or
+// failed. A cancelled or orphaned P2P transfer resumes over HTTP with a Range request for the rest
+// (resumeOverHttp); a transfer nobody needs any more is dropped.
 import type { EngineEmit, StreamStats } from './engine-events.js';
 import { ShoalError, isShoalError } from './errors.js';
 import type { SegmentVerifier } from './integrity.js';
@@ -104,9 +103,8 @@ export class Transfers {
   }
 
   /**
-   * Bytes each download under way (over HTTP or from a peer) is still to receive, with
-   * `sizeBytes` as the size of a segment whose size is not known yet: what they will take of the
-   * downlink.
+   * Bytes each download under way (HTTP or P2P) is still to receive, what they will take of the
+   * downlink; `sizeBytes` gives the size of a segment whose size is not known yet.
    */
   downloadsLeftBytes(sizeBytes: (sequence: number) => number): number[] {
     const left: number[] = [];
@@ -321,8 +319,10 @@ export class Transfers {
         this.drop(transfer);
         const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
         log(`#${transfer.sequence} HTTP failed${transfer.seed ? ' (seed)' : ''}: ${failure.message}`, stream.key);
-        if (!isShoalError(failure, 'ABORTED')) throughput.failed(clock.now());
-        if (!isShoalError(failure, 'ABORTED') && transfer.seed) stream.seeding.failed(transfer.sequence, clock.now());
+        if (!isShoalError(failure, 'ABORTED')) {
+          throughput.failed(clock.now());
+          if (transfer.seed) stream.seeding.failed(transfer.sequence, clock.now());
+        }
         stream.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
         this.deps.replan();
       },

@@ -335,20 +335,21 @@ describe('live-edge seeding of one stream', () => {
     const self = electOriginFetchers('s#7', ['me', 'you'], 1)[0]!;
     room.elect([7], self, [self === 'me' ? 'you' : 'me'], undefined, 0);
     expect(room.startAtMs(7)).toBeDefined();
-    expect(room.satisfied(7, () => true, () => false)).toBe(true);
-    expect(room.satisfied(7, () => false, () => false)).toBe(false);
-    expect(room.satisfied(8, () => true, () => true)).toBe(false); // not elected
+    expect(room.satisfied(7, true, () => false)).toBe(true);
+    expect(room.satisfied(7, false, () => false)).toBe(false);
+    expect(room.satisfied(7, false, () => true)).toBe(true); // has it, not fetching
+    expect(room.satisfied(8, true, () => true)).toBe(false); // not elected
     // A retry after the origin refused our fetch waits only for a neighbour that has the segment:
     // "fetching" may be our own failed fetch, relayed back.
     room.failed(7, 0);
-    expect(room.satisfied(7, () => true, () => false)).toBe(false);
-    expect(room.satisfied(7, () => true, () => true)).toBe(true);
+    expect(room.satisfied(7, true, () => false)).toBe(false);
+    expect(room.satisfied(7, true, () => true)).toBe(true);
   });
 
   it('does not count a neighbour as satisfying when independent origin copies are wanted', () => {
     const { room } = seeding({ seedersPerSegment: 2 });
     room.elect([7], 'me', ['you'], undefined, 0); // both elected with 2 seeders
-    expect(room.satisfied(7, () => true, () => true)).toBe(false);
+    expect(room.satisfied(7, true, () => true)).toBe(false);
   });
 
   it('relays a neighbour\'s "fetching" at the live edge and withdraws it after 3 s without a transfer of ours', () => {
