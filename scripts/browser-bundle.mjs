@@ -4,7 +4,7 @@ import { build } from 'esbuild';
 import { internalPropertyPattern } from './internal-properties.mjs';
 
 /** @shoal/core from its source (not its es2020 dist), so that one minification covers both packages. */
-export const CORE_SOURCE_ENTRIES = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
+const CORE_SOURCE_ENTRIES = { '@shoal/core': 'packages/core/src/index.ts', '@shoal/core/webrtc': 'packages/core/src/webrtc.ts' };
 
 /**
  * Class fields become assignments in the constructor (TypeScript's useDefineForClassFields
@@ -12,7 +12,7 @@ export const CORE_SOURCE_ENTRIES = { '@shoal/core': 'packages/core/src/index.ts'
  * the name as a string: 0.5 KiB gzip). Our classes define no accessors a field could shadow, so
  * both mean the same here.
  */
-export const CLASS_FIELDS_AS_ASSIGNMENTS = { compilerOptions: { useDefineForClassFields: false } };
+const CLASS_FIELDS_AS_ASSIGNMENTS = { compilerOptions: { useDefineForClassFields: false } };
 
 /**
  * @shoal/hlsjs with @shoal/core and their dependencies, hls.js left out: one minified ES module for
