@@ -60,9 +60,11 @@ const ANSWER_SDP = fakeSdp('answer', 2);
 
 const counters = { responses: 0, offersIn: 0, answersIn: 0, failures: 0, sent: 0, errors: 0, closed: 0 };
 let latencies = [];
-/** offer_id -> when the announce carrying it was sent; relayLatencies: until it reached its target. */
+/** offer_id -> when the announce carrying it was sent, and from which URL (node). */
 const offerSentAt = new Map();
+/** Until the offer reached its target: all, and split by whether the target is on the sender's node. */
 let relayLatencies = [];
+const relayByPath = { sameNode: [], crossNode: [] };
 let measuring = false;
 let offerSeq = 0;
 
@@ -95,7 +97,7 @@ class Client {
     for (let i = 0; withOffers && i < offersPerAnnounce; i++) {
       const offerId = id('o', offerSeq++);
       offers.push({ offer: OFFER_SDP, offer_id: offerId });
-      if (measuring) offerSentAt.set(offerId, now);
+      if (measuring) offerSentAt.set(offerId, { at: now, node: this.index % urls.length });
     }
     this.pending.push(now);
     this.socket.send(
@@ -121,10 +123,14 @@ class Client {
     }
     if (message.offer) {
       if (measuring) counters.offersIn++;
-      const sentAt = offerSentAt.get(message.offer_id);
-      if (sentAt !== undefined) {
+      const sent = offerSentAt.get(message.offer_id);
+      if (sent !== undefined) {
         offerSentAt.delete(message.offer_id);
-        if (measuring) relayLatencies.push(performance.now() - sentAt);
+        if (measuring) {
+          const ms = performance.now() - sent.at;
+          relayLatencies.push(ms);
+          relayByPath[sent.node === this.index % urls.length ? 'sameNode' : 'crossNode'].push(ms);
+        }
       }
       this.socket.send(
         JSON.stringify({
@@ -186,14 +192,20 @@ async function joinAll(clients) {
 
 async function measureWindow(run) {
   const cpuStart = trackerCpuSec();
+  const ownCpuStart = process.cpuUsage();
   const startedMs = performance.now();
   measuring = true;
   await run();
   measuring = false;
   const seconds = (performance.now() - startedMs) / 1000;
   const cpu = trackerCpuSec() - cpuStart;
+  const ownCpu = process.cpuUsage(ownCpuStart);
   latencies.sort((a, b) => a - b);
   relayLatencies.sort((a, b) => a - b);
+  const byPath = (samples) => {
+    samples.sort((a, b) => a - b);
+    return { p50: round(percentile(samples, 50)), p99: round(percentile(samples, 99)), samples: samples.length };
+  };
   const result = {
     seconds: round(seconds),
     announceResponsesPerSec: round(counters.responses / seconds),
@@ -201,9 +213,14 @@ async function measureWindow(run) {
     answersRelayedPerSec: round(counters.answersIn / seconds),
     latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? null) },
     offerRelayMs: { p50: round(percentile(relayLatencies, 50)), p99: round(percentile(relayLatencies, 99)), samples: relayLatencies.length },
+    // With several URLs: the same run's offers whose target sits on the sender's node, and the
+    // others. Both see the same machine at the same moments, so their difference is the relay's.
+    ...(urls.length > 1 ? { offerRelaySameNodeMs: byPath(relayByPath.sameNode), offerRelayCrossNodeMs: byPath(relayByPath.crossNode) } : {}),
     trackerCpuSec: round(cpu),
     trackerCpuUsPerAnnounce: counters.responses ? round((cpu * 1e6) / counters.responses) : null,
     trackerCpuUtilization: round(cpu / seconds),
+    // Near 1, the generator's own queueing is in every latency figure.
+    generatorCpuUtilization: round((ownCpu.user + ownCpu.system) / 1e6 / seconds),
     failures: counters.failures,
   };
   return result;

@@ -7,8 +7,11 @@
 // Cluster runs (--trackers shoal-workers2,shoal-cluster3): `--workers 2` in one process, and three
 // single-thread nodes on a fresh redis-server; all their processes (Redis included) pinned to
 // core 0 like a single tracker, so CPU per announce compares, and connections spread over the nodes.
+// --spread leaves the trackers' processes unpinned (the kernel places them on either core, the
+// generator's included): for latency with nodes and Redis not queueing behind each other on one
+// core, which is nearer a node per core than pinning them all to core 0.
 //
-//   node tracker/bench/run.mjs [--quick] [--trackers shoal,reference,shoal-workers2,shoal-cluster3] [--modes rate,closed,idle]
+//   node tracker/bench/run.mjs [--quick] [--spread] [--trackers shoal,reference,shoal-workers2,shoal-cluster3] [--modes rate,closed,idle]
 //        [--connections 2000] [--swarms 50] [--offers 5] [--rate 2000] [--duration 10] [--idle-connections 19500]
 //        [--json results.json]
 
@@ -23,6 +26,7 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
+    spread: { type: 'boolean', default: false },
     trackers: { type: 'string', default: 'shoal,reference' },
     modes: { type: 'string', default: 'rate,closed,idle' },
     connections: { type: 'string', default: '2000' },
@@ -64,7 +68,7 @@ const TRACKERS = {
 };
 
 function startProcess(name, commandLine, ready) {
-  const [command, commandArgs] = pinned(0, commandLine);
+  const [command, commandArgs] = args.spread ? [commandLine[0], commandLine.slice(1)] : pinned(0, commandLine);
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -142,7 +146,7 @@ const results = {};
 const modes = args.modes.split(',');
 const trackers = args.trackers.split(',');
 console.log(`tracker bench: ${args.connections} connections, ${args.swarms} swarms, ${args.offers} offers/announce (all answered), rate mode ${args.rate}/s, ${duration}s measured after ${warmup}s warm-up; idle ${idleConnections} connections`);
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}; tracker on core 0, generator on core 1; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}; ${args.spread ? 'trackers unpinned (--spread)' : 'tracker on core 0'}, generator on core 1; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 if (loadavg()[0] > 1) console.log('warning: the machine is already busy; other processes share both cores and the figures will be noisy');
 for (const name of trackers) {
   results[name] = {};
@@ -161,6 +165,8 @@ for (const name of trackers) {
   }
 }
 
+const pair = (split) => (split ? `${split.p50} / ${split.p99}` : undefined);
+const difference = (a, b) => (typeof a === 'number' && typeof b === 'number' ? Math.round((a - b) * 100) / 100 : undefined);
 const rows = [
   ['fixed rate: announce responses/s', 'rate', (r) => r.announceResponsesPerSec],
   ['fixed rate: offers relayed/s', 'rate', (r) => r.offersRelayedPerSec],
@@ -169,8 +175,12 @@ const rows = [
   ['fixed rate: announce latency p99 ms', 'rate', (r) => r.latencyMs?.p99],
   ['fixed rate: offer relay latency p50 ms', 'rate', (r) => r.offerRelayMs?.p50],
   ['fixed rate: offer relay latency p99 ms', 'rate', (r) => r.offerRelayMs?.p99],
+  ['fixed rate: offer relay p50 / p99 ms, target on the same node', 'rate', (r) => pair(r.offerRelaySameNodeMs)],
+  ['fixed rate: offer relay p50 / p99 ms, target on another node', 'rate', (r) => pair(r.offerRelayCrossNodeMs)],
+  ['fixed rate: p99 a cross-node relay adds (same run) ms', 'rate', (r) => difference(r.offerRelayCrossNodeMs?.p99, r.offerRelaySameNodeMs?.p99)],
   ['fixed rate: tracker CPU µs/announce', 'rate', (r) => r.trackerCpuUsPerAnnounce],
   ['fixed rate: tracker CPU use (cores)', 'rate', (r) => r.trackerCpuUtilization],
+  ['fixed rate: load generator CPU use (cores)', 'rate', (r) => r.generatorCpuUtilization],
   ['closed loop: announce responses/s', 'closed', (r) => r.announceResponsesPerSec],
   ['closed loop: offers relayed/s', 'closed', (r) => r.offersRelayedPerSec],
   ['closed loop: answers relayed/s', 'closed', (r) => r.answersRelayedPerSec],
