@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { networkProfile, viewerLink } from '../src/network-profiles.js';
 import {
   baselineVerdict,
+  capacityBound,
   countersAgreement,
   efficiency,
   idealOffload,
@@ -9,6 +11,7 @@ import {
   originFetchesPerSegment,
   originSaving,
   percentile,
+  shareOfBound,
   startupMs,
   summarizeStalls,
   viewerWasteBytes,
@@ -40,6 +43,61 @@ describe('swarm metrics', () => {
     expect(efficiency(0.6, 0.75)).toBeCloseTo(0.8, 10);
     expect(efficiency(null, 0.75)).toBeNull();
     expect(efficiency(0.1, 0)).toBeNull();
+  });
+
+  describe('capacity bound', () => {
+    const bitrate = 684_000;
+    /** N viewers of `profile` in a 180-s run, each played at the bitrate throughout. */
+    const steadyRun = (profile: string, viewers: number) => {
+      const links = Array.from({ length: viewers }, (_, index) => viewerLink(networkProfile(profile), index, bitrate));
+      const presence = links.map((link) => ({ uplinkBitsPerS: link.uploads ? link.upBitsPerS : 0, presentS: 180 }));
+      return capacityBound(idealOffload(viewers), presence, (viewers * bitrate * 180) / 8);
+    };
+
+    it('is the uplink / the bitrate on realistic links (0.44 of 684 kbit/s), far below 1 - 1/N', () => {
+      const bound = steadyRun('realistic', 1000);
+      expect(bound.uplink).toBeCloseTo(0.44, 6);
+      expect(bound.bound).toBeCloseTo(0.439, 2);
+      expect(bound.ideal).toBe(0.999);
+      expect(bound.uplinkBytes).toBe(1000 * (300_960 / 8) * 180);
+    });
+
+    it('is the ideal where uplinks are unlimited, or carry more than the viewers play (critical: 1.2x)', () => {
+      expect(steadyRun('unlimited', 8)).toEqual({ bound: 0.875, ideal: 0.875, uplink: null, uplinkBytes: null });
+      const critical = steadyRun('critical', 8);
+      expect(critical.uplink).toBeCloseTo(1.2, 6);
+      expect(critical.bound).toBe(0.875);
+    });
+
+    it('is lower when a share of the viewers does not upload', () => {
+      // 4 viewers at 0.44x and 4 that do not upload: half the capacity for the same viewing.
+      const presence = [...Array(4).fill({ uplinkBitsPerS: 300_960, presentS: 180 }), ...Array(4).fill({ uplinkBitsPerS: 0, presentS: 180 })];
+      const bound = capacityBound(idealOffload(8), presence, (8 * bitrate * 180) / 8);
+      expect(bound.bound).toBeCloseTo(0.22, 6);
+      // mixed-nonuploading: the six uploaders carry 22.8x the stream between them, well over 8 viewers' playing.
+      expect(steadyRun('mixed-nonuploading', 8).uplink).toBeCloseTo(22.8 / 8, 2);
+      expect(steadyRun('mixed-nonuploading', 8).bound).toBe(0.875);
+    });
+
+    it('counts each viewer\'s uplink only while it was in the swarm', () => {
+      const presence = [{ uplinkBitsPerS: 800_000, presentS: 100 }, { uplinkBitsPerS: 800_000, presentS: 50 }];
+      expect(capacityBound(0.5, presence, 100_000_000).uplink).toBeCloseTo(0.15, 10);
+    });
+
+    it('is 0 for a single viewer, who has nobody to share with', () => {
+      expect(steadyRun('realistic', 1).bound).toBe(0);
+      expect(steadyRun('unlimited', 1).bound).toBe(0);
+    });
+
+    it('leaves the uplink part out when nothing was delivered', () => {
+      expect(capacityBound(0.75, [{ uplinkBitsPerS: 300_000, presentS: 10 }], 0)).toEqual({ bound: 0.75, ideal: 0.75, uplink: null, uplinkBytes: 375_000 });
+    });
+
+    it('gives the offload as a share of the bound', () => {
+      expect(shareOfBound(0.33, 0.44)).toBeCloseTo(0.75, 10);
+      expect(shareOfBound(null, 0.44)).toBeNull();
+      expect(shareOfBound(0, 0)).toBeNull();
+    });
   });
 
   it('origin fetches per segment divides origin bytes by the distinct segment bytes', () => {

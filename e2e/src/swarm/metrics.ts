@@ -22,6 +22,58 @@ export function efficiency(measuredOffload: number | null, ideal: number): numbe
   return measuredOffload / ideal;
 }
 
+/** One viewer's uplink and how long it was there to use it. */
+export interface UplinkPresence {
+  /** What the viewer's uplink can carry to peers, bits/s: Infinity for no limit, 0 when it does not upload. */
+  uplinkBitsPerS: number;
+  /** From joining to leaving, or to the end of the run. */
+  presentS: number;
+}
+
+export interface CapacityBound {
+  /** min(ideal, uplink): the most offload this viewing allowed. */
+  bound: number;
+  /** 1 - 1/N, or (K - 1)/N with K of N viewers sharing (idealOffload). */
+  ideal: number;
+  /**
+   * Segment bytes the viewers' uplinks could have carried to peers while present / segment bytes
+   * delivered to players: may exceed 1. null when an uploading viewer's uplink has no limit (it
+   * alone could serve everyone) or nothing was delivered.
+   */
+  uplink: number | null;
+  /** The numerator of `uplink`; null when an uploading viewer's uplink has no limit. */
+  uplinkBytes: number | null;
+}
+
+/**
+ * The capacity bound: every byte a player got from a peer crossed some viewer's uplink, so the
+ * offload (1 - origin bytes / delivered bytes, origin bytes being at least what players got over
+ * HTTP) cannot exceed the uplinks' capacity over the viewers' time in the swarm / delivered bytes;
+ * nor 1 - 1/N. Delivered bytes, not bitrate × time, are the denominator: they are the offload's own,
+ * so the bound holds for the run measured, startup buffering and stalls included. On a steady
+ * stream they come to about the bitrate × time watched, and the uplink part to uplink / bitrate
+ * (realistic: 0.44, 301 of 684 kbit/s).
+ *
+ * An upper bound, not a forecast. It leaves out, so runs fall short of it: what else crosses the
+ * uplinks (the viewer's own HTTP requests, TCP and SCTP acknowledgements, ICE and DTLS upkeep,
+ * peer-protocol messages, packet headers); that a segment must reach someone from the origin before
+ * any uplink can pass it on, within the player's few segments of slack; and uplink time when no
+ * peer needs what its viewer holds.
+ */
+export function capacityBound(ideal: number, viewers: readonly UplinkPresence[], deliveredBytes: number): CapacityBound {
+  let uplinkBytes = 0;
+  for (const viewer of viewers) if (viewer.uplinkBitsPerS > 0 && viewer.presentS > 0) uplinkBytes += (viewer.uplinkBitsPerS / 8) * viewer.presentS;
+  if (!Number.isFinite(uplinkBytes)) return { bound: ideal, ideal, uplink: null, uplinkBytes: null };
+  const uplink = deliveredBytes > 0 ? uplinkBytes / deliveredBytes : null;
+  return { bound: uplink === null ? ideal : Math.min(ideal, uplink), ideal, uplink, uplinkBytes };
+}
+
+/** Offload as a share of the capacity bound; null when nothing was measured or nothing was possible. */
+export function shareOfBound(measuredOffload: number | null, bound: number): number | null {
+  if (measuredOffload === null || bound <= 0) return null;
+  return measuredOffload / bound;
+}
+
 /** How many times, on average, the origin sent each distinct segment (ideal 1.0). */
 export function originFetchesPerSegment(originSegmentBytes: number, distinctSegmentBytes: number): number | null {
   if (distinctSegmentBytes <= 0) return null;
