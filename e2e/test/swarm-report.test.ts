@@ -116,7 +116,30 @@ describe('swarm report', () => {
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script|https?:\/\/(?!127\.0\.0\.1)/);
     const table = renderReportTable(report);
-    expect(table).toMatch(/^shoal +56% +67% +83% +0\.84 +56%/m);
+    expect(table).toMatch(/^shoal +56% +67% +83% +67% +83% +0\.84 +56%/m);
+    expect(table).toContain('shoal: capacity bound 66.7% = the ideal (no uplink limit); offload 55.6% is 83.3% of it');
+  });
+
+  it('states the capacity bound the viewers\' uplinks allow over their time in the swarm, and the offload as a share of it', () => {
+    const unshaped = record('shoal', 4_000_000, [
+      { httpBytes: 2_000_000, p2pBytes: 1_000_000, deliveredBytes: 3_000_000 },
+      { httpBytes: 1_000_000, p2pBytes: 2_000_000, deliveredBytes: 3_000_000 },
+      { httpBytes: 1_000_000, p2pBytes: 2_000_000, deliveredBytes: 3_000_000 },
+    ]);
+    expect(summarizeRun(unshaped)).toMatchObject({ capacityBound: 0.6667, uplinkBound: null, uplinkCapacityBytes: null, shareOfBound: 0.8333 });
+
+    // 400 kbit/s uplinks, present 40, 39 and 38 s: 5.85 MB they could carry, for 9 MB delivered.
+    const shaped = summarizeRun({ ...unshaped, viewers: unshaped.viewers.map((viewer) => ({ ...viewer, uplinkBitsPerS: 400_000 })) });
+    expect(shaped).toMatchObject({ ideal: 0.6667, capacityBound: 0.65, uplinkBound: 0.65, uplinkCapacityBytes: 5_850_000, shareOfBound: 0.8547 });
+    const table = renderReportTable(buildSwarmReport([shaped], { machine: { cpus: 2, platform: 'linux-x64', node: 'v22' }, command: 'npm run swarm' }));
+    expect(table).toContain('shoal: capacity bound 65.0% = min(ideal 66.7%, uplinks 65.0%: 5.8 MB they could carry while present / 9.0 MB delivered); offload 55.6% is 85.5% of it');
+
+    // A viewer that does not upload adds nothing to the capacity, whatever its link.
+    const oneSilent = summarizeRun({ ...unshaped, viewers: unshaped.viewers.map((viewer, index) => ({ ...viewer, uplinkBitsPerS: 400_000, nonUploading: index === 2 })) });
+    expect(oneSilent.uplinkCapacityBytes).toBe(50_000 * (40 + 39));
+
+    // Nobody shares in the HTTP-only run: no offload was possible.
+    expect(baseline).toMatchObject({ capacityBound: 0, uplinkBound: 0, shareOfBound: null });
   });
 
   it('flags counters that disagree with the origin by more than 2%', () => {

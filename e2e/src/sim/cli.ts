@@ -129,7 +129,7 @@ export async function runSimCli(options: SimCliOptions, command: string, log: (l
   log(
     `simulator: ${sim.events.toLocaleString('en')} events in ${(sim.wallMs / 1000).toFixed(1)} s wall; ` +
       `P2P viewers' own offload ${sim.p2pGroup.offload === null ? '–' : `${(sim.p2pGroup.offload * 100).toFixed(1)}%`} ` +
-      `(ideal ${(sim.p2pGroup.ideal * 100).toFixed(1)}%)`,
+      `(ideal ${(sim.p2pGroup.ideal * 100).toFixed(1)}%, capacity bound ${(sim.p2pGroup.capacityBound * 100).toFixed(1)}%)`,
   );
   return report;
 }

@@ -3,8 +3,8 @@
 // `simulator` section with what only a simulation knows (network profile, seed, event count,
 // the channel byte ledger, the P2P viewers' own offload).
 import { cpus } from 'node:os';
-import { networkProfile, viewerUploads } from '../network-profiles.js';
-import { idealOffload, offload } from '../swarm/metrics.js';
+import { networkProfile, viewerLink } from '../network-profiles.js';
+import { capacityBound, idealOffload, offload, shareOfBound } from '../swarm/metrics.js';
 import { buildSwarmReport, summarizeRun, type RunRecord } from '../swarm/report.js';
 import type { RunReport, SwarmReport } from '../swarm/report-schema.js';
 import type { EngineName, ViewerSnapshot } from '../swarm/viewer-snapshot.js';
@@ -20,8 +20,8 @@ export interface SimulatorSection {
   /** Data-payload bytes over all channels: sent = received + cancelled + dropped. */
   ledger: { sent: number; received: number; cancelled: number; dropped: number; messages: number };
   tracker: { announces: number; offersForwarded: number };
-  /** The viewers with P2P on, alone: their HTTP bytes against what they were delivered. */
-  p2pGroup: { viewers: number; offload: number | null; ideal: number; efficiency: number | null };
+  /** The viewers with P2P on, alone: their HTTP bytes against what they were delivered, and their own capacity bound. */
+  p2pGroup: { viewers: number; offload: number | null; ideal: number; efficiency: number | null; capacityBound: number; shareOfBound: number | null };
 }
 
 export interface SimRunReport extends RunReport {
@@ -67,8 +67,18 @@ export function runRecordOf(result: SimulationResult): RunRecord {
       workerEnabled: null,
       segments: Object.fromEntries([...viewer.segments].map(([sequence, bytes]) => [String(sequence), bytes])),
     };
-    const nonUploading = !viewerUploads(profile, viewer.index);
-    return { id: `sim-${viewer.index}`, p2p: viewer.p2p, nonUploading, joinedAtMs: viewer.joinMs, leftAtMs: viewer.leftMs, endedAtMs: atMs, final: snapshot };
+    // The profile's link, as the simulation drew it (a test's linkOverride is not seen here).
+    const link = viewerLink(profile, viewer.index, config.bitrateKbps * 1000);
+    return {
+      id: `sim-${viewer.index}`,
+      p2p: viewer.p2p,
+      nonUploading: !link.uploads,
+      uplinkBitsPerS: link.upBitsPerS,
+      joinedAtMs: viewer.joinMs,
+      leftAtMs: viewer.leftMs,
+      endedAtMs: atMs,
+      final: snapshot,
+    };
   });
   let originCumulative = 0;
   let deliveredCumulative = 0;
@@ -96,19 +106,24 @@ export function runRecordOf(result: SimulationResult): RunRecord {
 
 export function simulatorSection(result: SimulationResult): SimulatorSection {
   const { config } = result;
+  const profile = networkProfile(config.network);
   let http = 0;
   let delivered = 0;
   let viewers = 0;
+  const uplinks: Array<{ uplinkBitsPerS: number; presentS: number }> = [];
   result.viewers.forEach((viewer, index) => {
     if (!viewer.p2p) return;
     viewers++;
     http += result.viewerStats[index]!.httpBytes;
     delivered += viewer.deliveredBytes;
+    const link = viewerLink(profile, viewer.index, config.bitrateKbps * 1000);
+    uplinks.push({ uplinkBitsPerS: link.uploads ? link.upBitsPerS : 0, presentS: ((viewer.leftMs ?? config.durationS * 1000) - viewer.joinMs) / 1000 });
   });
   // Concurrent P2P viewers (churn replaces, it does not add).
   const concurrent = Math.round((viewers * config.peers) / Math.max(1, result.viewers.length));
   const groupOffload = offload(http, delivered);
   const ideal = idealOffload(concurrent);
+  const bound = capacityBound(ideal, uplinks, delivered).bound;
   const { sent, received, cancelled, dropped, messages } = result.ledger;
   return {
     network: config.network,
@@ -119,7 +134,14 @@ export function simulatorSection(result: SimulationResult): SimulatorSection {
     events: result.events,
     ledger: { sent, received, cancelled, dropped, messages },
     tracker: result.tracker,
-    p2pGroup: { viewers: concurrent, offload: round(groupOffload), ideal: round(ideal)!, efficiency: round(groupOffload !== null && ideal > 0 ? groupOffload / ideal : null) },
+    p2pGroup: {
+      viewers: concurrent,
+      offload: round(groupOffload),
+      ideal: round(ideal)!,
+      efficiency: round(groupOffload !== null && ideal > 0 ? groupOffload / ideal : null),
+      capacityBound: round(bound)!,
+      shareOfBound: round(shareOfBound(groupOffload, bound)),
+    },
   };
 }
 

@@ -20,6 +20,12 @@ function summaryTable(report: SwarmReport): string {
     ['offload', (run) => percent(run.offload), '1 − origin bytes / bytes delivered to players'],
     ['ideal (1 − 1/N)', (run) => percent(run.ideal), 'each segment from the origin once'],
     ['efficiency', (run) => percent(run.efficiency), 'offload / ideal'],
+    [
+      'capacity bound',
+      (run) => (run.uplinkBound === null ? `${percent(run.capacityBound)} (no uplink limit)` : `${percent(run.capacityBound)} (uplinks ${percent(run.uplinkBound)})`),
+      'min(ideal, what the uplinks could carry while their viewers were present / bytes delivered)',
+    ],
+    ['share of the bound', (run) => percent(run.shareOfBound), 'offload / capacity bound'],
     ['origin fetches per segment', (run) => fixed(run.originFetchesPerSegment, 2), 'origin bytes / bytes of the distinct segments handed to at least one player; ideal 1.00'],
     ['origin saving vs HTTP-only', (run) => percent(run.originSaving), 'origin bytes per viewer-minute played, against the baseline'],
     ['origin segment bytes', (run) => megabytes(run.originSegmentBytes), 'counted by the origin'],
@@ -41,7 +47,7 @@ function summaryTable(report: SwarmReport): string {
   return `<table class="summary"><thead><tr><th></th>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
-/** Cumulative offload over time per engine, with the ideal as a dashed line. */
+/** Cumulative offload over time per engine, with the ideal as a dashed line (and the capacity bound, dotted, when lower). */
 function offloadChart(report: SwarmReport): string {
   const width = 720;
   const height = 260;
@@ -55,7 +61,9 @@ function offloadChart(report: SwarmReport): string {
   const xTicks = Array.from({ length: 6 }, (_, index) => (maxT * index) / 5)
     .map((tS) => `<text x="${x(tS)}" y="${height - pad.bottom + 16}" text-anchor="middle">${Math.round(tS)} s</text>`)
     .join('');
-  const ideal = report.runs[0] ? report.runs.find((run) => run.engine !== 'http')?.ideal ?? report.runs[0].ideal : 0;
+  const primary = report.runs.find((run) => run.engine !== 'http') ?? report.runs[0];
+  const ideal = primary?.ideal ?? 0;
+  const bound = primary?.capacityBound ?? ideal;
   const lines = report.runs
     .map((run, index) => {
       const points = run.offloadOverTime.filter((point) => point.cumulative !== null).map((point) => `${x(point.tS).toFixed(1)},${y(point.cumulative!).toFixed(1)}`);
@@ -67,10 +75,17 @@ function offloadChart(report: SwarmReport): string {
     })
     .join('');
   const idealY = pad.top + 14 + report.runs.length * 18;
+  const boundY = idealY + 18;
+  const boundLine =
+    bound < ideal
+      ? `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(bound)}" y2="${y(bound)}" stroke="#333" stroke-dasharray="1 3"/>` +
+        `<line x1="${width - pad.right + 12}" x2="${width - pad.right + 24}" y1="${boundY - 7}" y2="${boundY - 7}" stroke="#333" stroke-dasharray="1 2"/><text x="${width - pad.right + 30}" y="${boundY - 3}">capacity bound ${percent(bound)}</text>`
+      : '';
   return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-label="offload over time">
 ${grid}${xTicks}
 <line x1="${pad.left}" x2="${width - pad.right}" y1="${y(ideal)}" y2="${y(ideal)}" stroke="#333" stroke-dasharray="5 4"/>
 <line x1="${width - pad.right + 12}" x2="${width - pad.right + 24}" y1="${idealY - 7}" y2="${idealY - 7}" stroke="#333" stroke-dasharray="3 2"/><text x="${width - pad.right + 30}" y="${idealY - 3}">ideal ${percent(ideal)}</text>
+${boundLine}
 ${lines}
 <text x="${pad.left}" y="${height - 4}" class="axis">cumulative offload since the first viewer joined</text>
 </svg>`;

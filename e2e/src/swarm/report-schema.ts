@@ -43,8 +43,24 @@ export interface RunReport {
   /** false for an external stream: origin figures are then estimates from the viewers' counters. */
   originCounted: boolean;
   offload: number | null;
+  /** 1 - 1/N, or (K - 1)/N with K of N viewers sharing: each segment from the origin once. */
   ideal: number;
+  /** offload / ideal. */
   efficiency: number | null;
+  /**
+   * The most offload this viewing allowed: min(ideal, uplinkBound). Equal to the ideal when the
+   * uplinks have no limit or carry more than the viewers play (metrics.ts, capacityBound).
+   */
+  capacityBound: number;
+  /**
+   * What the sharing viewers' uplinks could carry over their time in the swarm / deliveredBytes
+   * (above 1: more than the viewers played); null with no uplink limit or nothing delivered.
+   */
+  uplinkBound: number | null;
+  /** The numerator of uplinkBound, bytes (uplink caps × seconds present; 0 for viewers that do not upload). */
+  uplinkCapacityBytes: number | null;
+  /** offload / capacityBound: how much of what the uplinks allowed was reached. */
+  shareOfBound: number | null;
   originFetchesPerSegment: number | null;
   /** Against the HTTP-only baseline of the same comparison; null without one. */
   originSaving: number | null;

@@ -4,6 +4,7 @@ import type { RunReport, SwarmReport } from './report-schema.js';
 import { renderFaultLines } from './report-faults.js';
 
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
+const percent1 = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(1)}%`);
 const fixed = (value: number | null, digits: number) => (value === null ? '–' : value.toFixed(digits));
 const megabytes = (bytes: number | null) => (bytes === null ? '–' : (bytes / 1e6).toFixed(1));
 
@@ -12,6 +13,8 @@ const columns: Array<[string, (run: RunReport) => string]> = [
   ['offload', (run) => percent(run.offload)],
   ['ideal', (run) => percent(run.ideal)],
   ['effic.', (run) => percent(run.efficiency)],
+  ['bound', (run) => percent(run.capacityBound)],
+  ['of bound', (run) => percent(run.shareOfBound)],
   ['fetch/seg', (run) => fixed(run.originFetchesPerSegment, 2)],
   ['saving', (run) => percent(run.originSaving)],
   ['origin MB', (run) => megabytes(run.originSegmentBytes ?? run.clientHttpBytes)],
@@ -24,6 +27,16 @@ const columns: Array<[string, (run: RunReport) => string]> = [
   ['kbit/s', (run) => (run.bitrateKbps.avg === null ? '–' : String(run.bitrateKbps.avg))],
 ];
 
+/** The capacity bound with its parts, in a sentence. */
+export function describeCapacityBound(run: RunReport): string {
+  const share = `offload ${percent1(run.offload)} is ${percent1(run.shareOfBound)} of it`;
+  if (run.uplinkBound === null) return `capacity bound ${percent1(run.capacityBound)} = the ideal (no uplink limit); ${share}`;
+  return (
+    `capacity bound ${percent1(run.capacityBound)} = min(ideal ${percent1(run.ideal)}, uplinks ${percent1(run.uplinkBound)}: ` +
+    `${megabytes(run.uplinkCapacityBytes)} MB they could carry while present / ${megabytes(run.deliveredBytes)} MB delivered); ${share}`
+  );
+}
+
 export function renderReportTable(report: SwarmReport): string {
   const rows = [columns.map(([title]) => title), ...report.runs.map((run) => columns.map(([, cell]) => cell(run)))];
   const widths = columns.map((_, index) => Math.max(...rows.map((row) => row[index]!.length)));
@@ -33,6 +46,7 @@ export function renderReportTable(report: SwarmReport): string {
     line(rows[0]!),
     ...rows.slice(1).map(line),
   ];
+  for (const run of report.runs) if (run.engine !== 'http') lines.push(`${run.engine}: ${describeCapacityBound(run)}`);
   if (report.validity) lines.push(`${report.validity.valid ? 'valid' : 'NOT VALID'}: ${report.validity.reason}`);
   else lines.push('no HTTP-only baseline in this run: QoE figures have nothing to compare with');
   for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);

@@ -1,6 +1,7 @@
 // Turns what one engine run counted into its report, and several runs into report.json's shape.
 import {
   baselineVerdict,
+  capacityBound,
   countersAgreement,
   efficiency,
   idealOffload,
@@ -10,6 +11,7 @@ import {
   originFetchesPerSegment,
   originSaving,
   percentile,
+  shareOfBound,
   startupMs,
   summarizeStalls,
   viewerWasteBytes,
@@ -45,6 +47,8 @@ export interface RunRecord {
     p2p: boolean;
     /** The network profile made this viewer a non-uploader (engine upload off, uplink capped); absent: false. */
     nonUploading?: boolean;
+    /** The cap on the viewer's uplink, bits/s; absent or Infinity: no limit (an unshaped run). */
+    uplinkBitsPerS?: number;
     joinedAtMs: number;
     leftAtMs: number | null;
     endedAtMs: number;
@@ -113,6 +117,14 @@ export function summarizeRun(record: RunRecord): RunReport {
   const p2pViewers = record.viewers.filter((viewer) => viewer.p2p && record.engine !== 'http').length;
   // Concurrent viewers: churn replaces viewers, it does not add to N.
   const ideal = idealOffload(record.peers, Math.round((p2pViewers * record.peers) / Math.max(1, record.viewers.length)));
+  const capacity = capacityBound(
+    ideal,
+    record.viewers.map((viewer) => ({
+      uplinkBitsPerS: viewer.p2p && record.engine !== 'http' && !viewer.nonUploading ? viewer.uplinkBitsPerS ?? Infinity : 0,
+      presentS: (viewer.endedAtMs - viewer.joinedAtMs) / 1000,
+    })),
+    deliveredBytes,
+  );
 
   const originBytes = record.origin?.segmentBytes ?? null;
   const distinctDelivered = distinctDeliveredBytes(record.viewers.map((viewer) => viewer.final?.segments));
@@ -165,6 +177,10 @@ export function summarizeRun(record: RunRecord): RunReport {
     offload: round(measuredOffload),
     ideal: round(ideal)!,
     efficiency: round(efficiency(measuredOffload, ideal)),
+    capacityBound: round(capacity.bound)!,
+    uplinkBound: round(capacity.uplink),
+    uplinkCapacityBytes: capacity.uplinkBytes === null ? null : Math.round(capacity.uplinkBytes),
+    shareOfBound: round(shareOfBound(measuredOffload, capacity.bound)),
     originFetchesPerSegment: record.origin ? round(originFetchesPerSegment(record.origin.segmentBytes, distinctDelivered ?? record.origin.distinctSegmentBytes), 3) : null,
     originSaving: null,
     wasteBytes,

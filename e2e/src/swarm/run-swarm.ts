@@ -360,15 +360,19 @@ async function runEngine(
       origin: originStats
         ? { segmentBytes: originStats.segments.bytes, segmentRequests: originStats.segments.requests, distinctSegmentBytes: originStats.distinctSegmentBytes }
         : null,
-      viewers: viewers.map((viewer) => ({
-        id: viewer.id,
-        p2p: viewer.p2p,
-        nonUploading: slots?.get(viewer.index)?.linkRecord.link.uploads === false,
-        joinedAtMs: viewer.joinedAtMs,
-        leftAtMs: viewer.leftAtMs,
-        endedAtMs: endedAtMs.get(viewer.id) ?? finishedAtMs,
-        final: viewer.last,
-      })),
+      viewers: viewers.map((viewer) => {
+        const link = slots?.get(viewer.index)?.linkRecord.link;
+        return {
+          id: viewer.id,
+          p2p: viewer.p2p,
+          nonUploading: link?.uploads === false,
+          uplinkBitsPerS: link?.upBitsPerS ?? Infinity,
+          joinedAtMs: viewer.joinedAtMs,
+          leftAtMs: viewer.leftAtMs,
+          endedAtMs: endedAtMs.get(viewer.id) ?? finishedAtMs,
+          final: viewer.last,
+        };
+      }),
       timeline,
       loadAverage,
       trackerStats,
