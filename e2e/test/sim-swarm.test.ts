@@ -110,9 +110,23 @@ describe('swarm simulator', () => {
   it('offloads at least half the ideal with 4 viewers live-normal (the browser swarm\'s floor)', async () => {
     const report = simRunReport(await runSimulation({ scenario: 'live-normal', peers: 4, durationS: 120, network: 'unlimited', seed: 1 }));
     expect(report.ideal).toBeCloseTo(0.75, 6);
+    // Unlimited uplinks: the viewers' links allow the ideal.
+    expect(report).toMatchObject({ capacityBound: report.ideal, uplinkBound: null });
     expect(report.offload!).toBeGreaterThanOrEqual(0.5 * report.ideal);
     expect(report.stalls.count).toBe(0);
     expect(report.countersAgree).toBe(true);
+  });
+
+  it('reports the capacity bound of 300 kbit/s uplinks: the uplink / the bitrate, a little less for the buffer filled at the start', async () => {
+    const report = simRunReport(await runSimulation({ scenario: 'live-normal', peers: 4, durationS: 60, network: 'realistic', seed: 1 }));
+    expect(report.ideal).toBe(0.75);
+    // 0.44 of the bitrate over each viewer's time in the swarm, per byte delivered: delivered bytes
+    // run ahead of the time watched by the buffer each player fills when it joins.
+    expect(report.uplinkBound!).toBeGreaterThan(0.35);
+    expect(report.uplinkBound!).toBeLessThan(0.44);
+    expect(report.capacityBound).toBe(report.uplinkBound);
+    expect(report.shareOfBound).toBeCloseTo(report.offload! / report.capacityBound, 3);
+    expect(report.simulator.p2pGroup.capacityBound).toBe(report.capacityBound);
   });
 
   it('finishes a run whose peer-request timer falls due a rounding error early (seed 5)', async () => {
@@ -149,6 +163,7 @@ describe('swarm simulator', () => {
       expect.soft(shoal.stalls.count, network).toBeLessThanOrEqual(http.stalls.count);
       expect.soft(shoal.stalls.seconds, network).toBeLessThanOrEqual(http.stalls.seconds);
       expect.soft(shoal.offload!, network).toBeGreaterThanOrEqual(floor);
+      expect.soft(shoal.offload!, network).toBeLessThanOrEqual(shoal.capacityBound);
     }
   });
 });
