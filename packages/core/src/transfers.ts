@@ -2,81 +2,22 @@
 // bytes are in the store or its loads rejected (then it leaves the map). States: http | p2p →
 // verifying → done; verifying → parked (the manifest does not list the bytes yet) → verifying; or
 // failed. A cancelled or orphaned P2P transfer resumes over HTTP with a Range request for the rest
-// (resumeOverHttp); a transfer nobody needs any more is dropped.
-import type { EngineEmit, StreamStats } from './engine-events.js';
-import { ShoalError, isShoalError } from './errors.js';
-import type { SegmentVerifier } from './integrity.js';
+// (resumeOverHttp, run by http-transfer.ts); a transfer nobody needs any more is dropped.
+import { runHttp, type HttpRoom } from './http-transfer.js';
 import { createLogger } from './logger.js';
-import type { OriginThroughput } from './origin-throughput.js';
-import type { PendingLoads, LoadTiming } from './pending-loads.js';
-import type { PeerPool } from './peer-pool.js';
 import { SegmentState } from './peer-protocol.js';
-import { MAX_WASTED_P2P_TRANSFERS, estimatedSegmentBytes } from './scheduler.js';
+import { MAX_WASTED_P2P_TRANSFERS } from './scheduler.js';
 import type { PeerSession } from './peer.js';
-import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentSource, SegmentStore } from './types.js';
+import { Transfer, type TransferDeps, type TransferStream } from './transfer.js';
+import type { LoadTiming } from './pending-loads.js';
+import type { SegmentSource } from './types.js';
+
+export { Transfer, type TransferDeps, type TransferState, type TransferStream } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');
 
 /** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
 const MAX_INTEGRITY_CHECKS = 3;
-/** `verifying`: bytes complete, integrity check running; `parked`: complete P2P bytes waiting for the next manifest. */
-export type TransferState = 'http' | 'p2p' | 'verifying' | 'parked';
-
-export class Transfer {
-  /** The peer that sent the P2P bytes, kept after an HTTP resume: banned if the whole fails verification. */
-  p2pPeer: PeerSession | undefined;
-  http: HttpTransfer | undefined;
-  /** Bytes received over P2P before an HTTP Range resume. */
-  prefix: Uint8Array | undefined;
-  p2pBytes = 0;
-  httpBytes = 0;
-  firstByteMs: number | undefined;
-  /** The origin request for the whole segment, if one runs or ran (not a Range resume). */
-  origin: { requestMs: number; firstByteMs: number | undefined } | undefined;
-  /** Integrity verdicts asked for these bytes so far. */
-  checks = 0;
-  /** While parked: the complete P2P bytes, checked again at `recheckAtMs` rather than downloaded again. */
-  parked: { bytes: Uint8Array; recheckAtMs: number } | undefined;
-  /** While verifying: the complete bytes (relayed to peers but for their last byte). */
-  verifying: Uint8Array | undefined;
-  /** While over HTTP: bytes the request is expected to bring (a Range's length, else the segment's estimated size) and has brought. */
-  httpExpected = { bytes: 0, received: 0 };
-
-  constructor(
-    readonly sequence: number,
-    public state: TransferState,
-    /** The peer serving the transfer now. */
-    public peer: PeerSession | undefined,
-    /** A live-edge seeding fetch: it goes on when the load that asked for it is aborted. */
-    readonly seed: boolean,
-  ) {
-    this.p2pPeer = peer;
-  }
-}
-
-/** The stream a Transfers room works for. */
-export interface TransferStream {
-  readonly key: string;
-  readonly refs: Map<number, SegmentRef>;
-  readonly waiters: PendingLoads;
-  readonly pool: PeerPool;
-  readonly stats: Omit<StreamStats, 'peers'>;
-  readonly seeding: { failed(sequence: number, nowMs: number): void };
-  /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
-  bytesPerS: number;
-}
-
-export interface TransferDeps {
-  clock: Clock;
-  http: HttpClient;
-  store: SegmentStore;
-  verifier: SegmentVerifier;
-  throughput: OriginThroughput;
-  emit: EngineEmit;
-  isDestroyed(): boolean;
-  /** Something changed that a plan reads: plan again soon. */
-  replan(): void;
-}
 
 /** One stream's transfers, by segment sequence. */
 export class Transfers {
@@ -84,7 +25,17 @@ export class Transfers {
   /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
   private readonly wastedP2P = new Map<number, number>();
 
-  constructor(private readonly stream: TransferStream, private readonly deps: TransferDeps) {}
+  /** What the HTTP half of a transfer reports back to. */
+  private readonly httpRoom: HttpRoom;
+
+  constructor(private readonly stream: TransferStream, private readonly deps: TransferDeps) {
+    this.httpRoom = {
+      stream, deps,
+      isCurrent: (transfer) => this.isCurrent(transfer),
+      complete: (transfer, bytes) => void this.complete(transfer, bytes),
+      drop: (transfer) => this.drop(transfer),
+    };
+  }
 
   get(sequence: number): Transfer | undefined {
     return this.bySequence.get(sequence);
@@ -140,7 +91,7 @@ export class Transfers {
 
   startHttp(sequence: number, seed: boolean): void {
     const transfer = this.start(sequence, 'http', undefined, seed);
-    this.runHttp(transfer, undefined);
+    runHttp(transfer, undefined, this.httpRoom);
   }
 
   startP2P(sequence: number, peer: PeerSession): void {
@@ -254,80 +205,14 @@ export class Transfers {
     transfer.peer = undefined;
     if (prefix.length > 0 && totalBytes !== undefined) {
       transfer.prefix = prefix;
-      this.runHttp(transfer, totalBytes);
+      runHttp(transfer, totalBytes, this.httpRoom);
     } else {
       transfer.p2pBytes = 0;
       transfer.p2pPeer = undefined;
-      this.runHttp(transfer, undefined);
+      runHttp(transfer, undefined, this.httpRoom);
     }
   }
 
-  /** HTTP for the whole segment, or (after a P2P prefix) a Range request for its remainder. */
-  private runHttp(transfer: Transfer, totalBytes: number | undefined): void {
-    const { clock, emit } = this.deps;
-    const stream = this.stream;
-    const ref = stream.refs.get(transfer.sequence)!;
-    const base = ref.byteRange?.start ?? 0;
-    const prefixLength = transfer.prefix?.length ?? 0;
-    const range =
-      prefixLength > 0 && totalBytes !== undefined ? { start: base + prefixLength, end: base + totalBytes } : ref.byteRange;
-    const startedMs = clock.now();
-    const { throughput } = this.deps;
-    const linkBytesAtStart = throughput.receivedBytes;
-    const expected = (transfer.httpExpected = { bytes: range ? range.end - range.start : estimatedSegmentBytes(ref, stream.bytesPerS), received: 0 });
-    // This request's timing; the player's too when the whole segment comes from the origin.
-    const timing = { requestMs: startedMs, firstByteMs: undefined as number | undefined };
-    transfer.origin = prefixLength > 0 ? undefined : timing;
-    const http = this.deps.http.fetch({
-      url: ref.url,
-      ...(range ? { range } : {}),
-      onData: (chunk) => {
-        if (!this.isCurrent(transfer)) return;
-        transfer.firstByteMs ??= clock.now();
-        timing.firstByteMs ??= clock.now();
-        expected.received += chunk.length;
-        throughput.receivedBytes += chunk.length;
-        transfer.httpBytes += chunk.length;
-        stream.stats.httpBytes += chunk.length;
-        emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: chunk.length });
-      },
-    });
-    transfer.http = http;
-    http.body.then(
-      (body) => {
-        if (!this.isCurrent(transfer)) return;
-        if (expected.received === 0) {
-          // A client that does not report chunks: count the body once.
-          throughput.receivedBytes += body.length;
-          transfer.httpBytes += body.length;
-          stream.stats.httpBytes += body.length;
-          emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
-        }
-        throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);
-        log(`#${transfer.sequence} HTTP ${body.length} bytes${range ? ' (Range)' : ''}: first byte after ${timing.firstByteMs === undefined ? '-' : timing.firstByteMs - startedMs} ms, all after ${clock.now() - startedMs} ms`, stream.key);
-        stream.stats.httpSegments++;
-        let bytes = body;
-        if (transfer.prefix) {
-          bytes = new Uint8Array(transfer.prefix.length + body.length);
-          bytes.set(transfer.prefix);
-          bytes.set(body, transfer.prefix.length);
-        }
-        void this.complete(transfer, bytes);
-      },
-      (error: unknown) => {
-        if (!this.isCurrent(transfer)) return;
-        this.drop(transfer);
-        const failure = error instanceof Error ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
-        log(`#${transfer.sequence} HTTP failed${transfer.seed ? ' (seed)' : ''}: ${failure.message}`, stream.key);
-        if (!isShoalError(failure, 'ABORTED')) {
-          throughput.failed(clock.now());
-          if (transfer.seed) stream.seeding.failed(transfer.sequence, clock.now());
-        }
-        stream.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
-        this.deps.replan();
-      },
-    );
-  }
 
   /** Bytes complete: verify what came from peers, store, announce, hand copies to the waiting loads. */
   private async complete(transfer: Transfer, bytes: Uint8Array): Promise<void> {
