@@ -17,6 +17,7 @@ import {
 } from './peer-protocol.js';
 import type { Clock, PeerTransport, TimerId } from './types.js';
 import { PeerAvailability } from './peer-availability.js';
+import { bytesFromPeer, downloadProgress, receivedPrefix, type Download, type DownloadProgress, type ResumedPrefix } from './peer-download.js';
 import { PeerUploads, type UploadHooks } from './peer-uploads.js';
 import type { UploadGovernor } from './upload-governor.js';
 
@@ -47,20 +48,15 @@ export interface PeerSessionHooks extends UploadHooks {
   onProgress(peer: PeerSession, sequence: number, chunk: Uint8Array): void;
   /** The whole segment arrived (a buffer the engine owns). */
   onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void;
-  /** The peer answered our request with absent or busy. */
-  onRefused(peer: PeerSession, sequence: number, reason: 'absent' | 'busy'): void;
+  /**
+   * The peer answered our request with absent or busy, or (`size`) a resumed transfer's size
+   * differs from the first sender's: one of the two is wrong, we cannot tell which, so neither is
+   * blamed and the bytes are dropped.
+   */
+  onRefused(peer: PeerSession, sequence: number, reason: 'absent' | 'busy' | 'size'): void;
   /** The peer broke the protocol; the session is closed. The engine bans it. */
   onViolation(peer: PeerSession, reason: string): void;
   onClose(peer: PeerSession, reason: string | undefined): void;
-}
-
-interface Download {
-  sequence: number;
-  startedMs: number;
-  buffer: Uint8Array | undefined;
-  receivedBytes: number;
-  /** Asked while the peer was still receiving it (a relay): `absent` then is no lie. */
-  relayed: boolean;
 }
 
 export class PeerSession {
@@ -166,9 +162,8 @@ export class PeerSession {
     return this.download?.sequence;
   }
 
-  get downloadProgress(): { startedMs: number; receivedBytes: number; totalBytes: number | undefined } | undefined {
-    const download = this.download;
-    return download && { startedMs: download.startedMs, receivedBytes: download.receivedBytes, totalBytes: download.buffer?.length };
+  get downloadProgress(): DownloadProgress | undefined {
+    return this.download && downloadProgress(this.download);
   }
 
   /** Tells the peer our state of one segment changed. */
@@ -176,10 +171,12 @@ export class PeerSession {
     this.send({ type: 'have', sequence, state });
   }
 
-  request(sequence: number): void {
+  /** Asks for the segment; with `resumed`, for its bytes after those another peer sent (the whole is then assembled here). */
+  request(sequence: number, resumed?: ResumedPrefix): void {
     this.cancelled.delete(sequence);
-    this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: 0, relayed: !this.has(sequence) };
-    this.send({ type: 'request', sequence, offset: 0 });
+    const offset = resumed?.prefix.length ?? 0;
+    this.download = { sequence, startedMs: this.clock.now(), buffer: undefined, receivedBytes: offset, resumed, relayed: !this.has(sequence) };
+    this.send({ type: 'request', sequence, offset });
   }
 
   /** The segment we are downloading from this peer, as far as it arrived (for relaying it on), once its size is known. */
@@ -188,7 +185,7 @@ export class PeerSession {
     return download?.buffer && { sequence: download.sequence, bytes: download.buffer, receivedBytes: download.receivedBytes };
   }
 
-  /** Cancels our download; returns the bytes received so far (from offset 0, the engine owns them) and the segment's size if known. */
+  /** Cancels our download; returns the bytes received so far (from offset 0, a resume's prefix included; the engine owns them) and the segment's size if known. */
   cancelDownload(): { prefix: Uint8Array; totalBytes: number | undefined } {
     const download = this.download;
     if (!download) return { prefix: new Uint8Array(0), totalBytes: undefined };
@@ -196,14 +193,15 @@ export class PeerSession {
     // A cancelled transfer's rate counts too: else a slow peer, whose transfers are all cancelled
     // before `done`, keeps its assumed start rate and is picked first again and again.
     const elapsedMs = this.clock.now() - download.startedMs;
-    if (elapsedMs >= MIN_RATE_SAMPLE_MS) this.throughputBytesPerS = blendRate(this.throughputBytesPerS, download.receivedBytes, elapsedMs);
+    const sentBytes = bytesFromPeer(download);
+    if (elapsedMs >= MIN_RATE_SAMPLE_MS) this.throughputBytesPerS = blendRate(this.throughputBytesPerS, sentBytes, elapsedMs);
     // Next to nothing arrived though the peer said nothing was queued ahead of us: silent or trickling.
     const idle = (this.advertised?.backlogBytes ?? 0) === 0;
-    if (idle && elapsedMs >= MIN_RATE_SAMPLE_MS && (download.receivedBytes / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
+    if (idle && elapsedMs >= MIN_RATE_SAMPLE_MS && (sentBytes / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
     this.cancelled.add(download.sequence);
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
     this.send({ type: 'cancel', sequence: download.sequence });
-    return { prefix: download.buffer ? download.buffer.subarray(0, download.receivedBytes) : new Uint8Array(0), totalBytes: download.buffer?.length };
+    return receivedPrefix(download);
   }
 
   close(reason?: string): void {
@@ -298,7 +296,7 @@ export class PeerSession {
         this.download = undefined;
         this.failures = 0;
         const elapsedMs = Math.max(this.clock.now() - download.startedMs, 1);
-        this.throughputBytesPerS = blendRate(this.throughputBytesPerS, total, elapsedMs);
+        this.throughputBytesPerS = blendRate(this.throughputBytesPerS, bytesFromPeer(download), elapsedMs);
         return this.hooks.onSegment(this, message.sequence, download.buffer!);
       }
       case 'absent':
@@ -327,7 +325,12 @@ export class PeerSession {
     }
     if (!download.buffer) {
       if (totalBytes === 0) return this.violation('empty segment');
+      if (download.resumed && totalBytes !== download.resumed.totalBytes) {
+        this.cancelDownload();
+        return this.hooks.onRefused(this, sequence, 'size');
+      }
       download.buffer = new Uint8Array(totalBytes);
+      if (download.resumed) download.buffer.set(download.resumed.prefix);
     }
     if (totalBytes !== download.buffer.length) return this.violation(`segment size changed from ${download.buffer.length} to ${totalBytes}`);
     if (offset !== download.receivedBytes) return this.violation(`chunk at ${offset}, expected ${download.receivedBytes}`);
