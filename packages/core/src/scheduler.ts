@@ -82,6 +82,11 @@ export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undef
 
 export interface InFlightP2P {
   peerId: string;
+  /** The peer left: what it sent is kept, and the rest must come from elsewhere now. */
+  peerGone?: boolean;
+  /** Where this peer's bytes start (a resume: the bytes before came from another peer), default 0. */
+  startBytes?: number;
+  /** Counted from offset 0. */
   receivedBytes: number;
   /** Known from the first chunk. */
   totalBytes: number | undefined;
@@ -105,6 +110,12 @@ export interface SegmentPlan {
   seedSatisfied: boolean;
   /** P2P transfers of it whose bytes were thrown away (cancelled, failed, unverifiable): at MAX_WASTED_P2P_TRANSFERS it comes over HTTP only. */
   wastedP2PTransfers: number;
+  /**
+   * Peers an in-flight P2P transfer may continue at, from its byte offset, when its peer leaves or
+   * is too slow: they have the whole segment (a relay's copy may still fail) and were not asked
+   * for this transfer before (so it never goes back and forth between two peers). Default none.
+   */
+  resumableAt?: ReadonlySet<string>;
 }
 
 /** A segment whose P2P bytes were thrown away this often is not asked of peers again (each try cost a peer's uplink for nothing). */
@@ -144,8 +155,11 @@ export interface SchedulerInput {
 export type SchedulerAction =
   | { type: 'http'; sequence: number; reason: 'urgent' | 'no-peer' | 'seed' }
   | { type: 'p2p'; sequence: number; peerId: string }
-  /** Cancel a P2P transfer; with resumeOverHttp, fetch its remaining bytes with an HTTP Range request. */
-  | { type: 'cancel-p2p'; sequence: number; resumeOverHttp: boolean }
+  /**
+   * Cancel a P2P transfer; with resumeAtPeer, ask that peer for its remaining bytes (from the byte
+   * offset reached), else with resumeOverHttp fetch them with an HTTP Range request.
+   */
+  | { type: 'cancel-p2p'; sequence: number; resumeOverHttp: boolean; resumeAtPeer?: string }
   /** Nothing to do before this time unless state changes: plan again then. */
   | { type: 'wake'; atMs: number };
 
@@ -186,7 +200,7 @@ export function projectP2PFinishMs(nowMs: number, transfer: InFlightP2P, sizeByt
   const elapsedMs = nowMs - transfer.startedMs;
   // After a short warm-up the transfer's own rate counts: a stalled peer's rate falls with every
   // tick without data, so its projection slips past the deadline and the transfer is cancelled.
-  const rate = elapsedMs >= 250 ? (transfer.receivedBytes / elapsedMs) * 1000 : peerThroughputBytesPerS;
+  const rate = elapsedMs >= 250 ? ((transfer.receivedBytes - (transfer.startBytes ?? 0)) / elapsedMs) * 1000 : peerThroughputBytesPerS;
   return nowMs + (remaining / Math.max(rate, 1)) * 1000;
 }
 
@@ -222,6 +236,19 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     }
   }
   const peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
+  /**
+   * The idle peer among `candidates` expected to deliver `bytes` soonest, if that is in time (low
+   * mode: with `httpNeedMs` of HTTP still fitting after it). Starts and resumes choose alike.
+   */
+  const fastestInTime = (candidates: PeerPlan[], bytes: number, timeLeftMs: number, httpNeedMs: number): PeerPlan | undefined => {
+    if (p2pInFlight >= input.maxP2PDownloads) return undefined;
+    const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;
+    const idle = candidates.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
+    const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
+    if (!fastest) return undefined;
+    const finishMs = p2pTimeMs(fastest);
+    return (windows.p2pMustLeaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
+  };
   // What the player waits for comes first, so prefetch never takes the peer a requested segment needs.
   const ordered = [...input.segments].sort(
     (a, b) => Number(b.requested) - Number(a.requested) || a.deadlineMs - b.deadlineMs || a.sequence - b.sequence,
@@ -237,16 +264,23 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
       const total = transfer.totalBytes ?? segment.sizeBytes;
       const remaining = Math.max(total - transfer.receivedBytes, 0);
       const peerRate = peerById.get(transfer.peerId)?.throughputBytesPerS ?? 1;
-      const finishMs = projectP2PFinishMs(nowMs, transfer, segment.sizeBytes, peerRate);
+      const finishMs = transfer.peerGone ? Infinity : projectP2PFinishMs(nowMs, transfer, segment.sizeBytes, peerRate);
       const httpRemainderMs = httpNeedFor(remaining, remaining);
       if (finishMs <= segment.deadlineMs - windows.httpSafetyMarginMs) {
         wake(segment.deadlineMs - httpRemainderMs);
         continue;
       }
-      if (timeLeftMs <= httpRemainderMs) {
-        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
+      if (transfer.peerGone || timeLeftMs <= httpRemainderMs) {
         busyPeers.delete(transfer.peerId);
         p2pInFlight--;
+        // The rest from another holder at the byte offset when one can bring it in time, else over HTTP.
+        const resumable = wanted && input.p2pDownload && transfer.totalBytes !== undefined ? input.peers.filter((peer) => segment.resumableAt?.has(peer.id)) : [];
+        const next = fastestInTime(resumable, remaining, timeLeftMs, httpRemainderMs);
+        if (next) {
+          actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: false, resumeAtPeer: next.id });
+          busyPeers.add(next.id);
+          p2pInFlight++;
+        } else actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
       } else {
         wake(segment.deadlineMs - httpRemainderMs);
       }
@@ -270,20 +304,13 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
     const p2pAllowed = input.p2pDownload && segment.wastedP2PTransfers < MAX_WASTED_P2P_TRANSFERS;
     const holders = p2pAllowed ? input.peers.filter((peer) => peer.offers.has(segment.sequence)) : [];
     if (holders.length > 0) {
-      const idle = holders.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
-      const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (segment.sizeBytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;
-      const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
-      if (fastest && p2pInFlight < input.maxP2PDownloads) {
-        // Only a transfer that can finish before the deadline at the peer's expected rate is started
-        // (low mode: with a whole HTTP download still fitting after it).
-        const finishMs = p2pTimeMs(fastest);
-        const fits = windows.p2pMustLeaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs;
-        if (fits) {
-          actions.push({ type: 'p2p', sequence: segment.sequence, peerId: fastest.id });
-          busyPeers.add(fastest.id);
-          p2pInFlight++;
-          continue;
-        }
+      // Only a transfer that can finish before the deadline at the peer's expected rate is started.
+      const fastest = fastestInTime(holders, segment.sizeBytes, timeLeftMs, httpNeedMs);
+      if (fastest) {
+        actions.push({ type: 'p2p', sequence: segment.sequence, peerId: fastest.id });
+        busyPeers.add(fastest.id);
+        p2pInFlight++;
+        continue;
       }
       if (segment.requested && windows.p2pMustLeaveHttpFallback) {
         actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
@@ -314,6 +341,7 @@ export { PREFETCH_STORE_SHARE, firstEndingAfter, prefetchWindow } from './prefet
 export function estimatedSegmentBytes(ref: SegmentRef, bytesPerS: number): number {
   return ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(bytesPerS * ref.durationS);
 }
+
 
 export interface ParkedInput {
   nowMs: number;

@@ -16,6 +16,7 @@ import {
   type SegmentPlan,
 } from './scheduler.js';
 import type { Stream } from './stream.js';
+import type { Transfer } from './transfer.js';
 import type { Clock, PlaybackState, SegmentRef, SegmentStore } from './types.js';
 
 const log = createLogger('shoal:core:engine');
@@ -66,7 +67,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
       continue;
     }
-    const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress : undefined;
+    const orphan = transfer?.state === 'p2p' ? transfer.orphan : undefined;
+    const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress ?? (orphan && { startedMs: now, receivedBytes: orphan.prefix.length, totalBytes: orphan.totalBytes }) : undefined;
     const comingFromPeer = stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence));
     segments.push({
       sequence,
@@ -74,7 +76,8 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       deadlineMs,
       requested: stream.waiters.has(sequence),
       httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
-      p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.peer!.id, ...progress } : undefined,
+      p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.senders.at(-1)!.peer.id, peerGone: !transfer.peer, ...progress } : undefined,
+      resumableAt: progress && resumableAt(stream, transfer!),
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
@@ -108,7 +111,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       const peer = stream.pool.peers.get(action.peerId)!;
       log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
       stream.transfers.startP2P(action.sequence, peer);
-    } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp);
+    } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp, action.resumeAtPeer === undefined ? undefined : stream.pool.peers.get(action.resumeAtPeer));
   }
   return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, options.tickIntervalMs);
 }
@@ -119,6 +122,19 @@ export function downloadsLeftBytes(stream: Stream): number[] {
     const ref = stream.refs.get(sequence);
     return ref ? estimatedSegmentBytes(ref, stream.bytesPerS) : 0;
   });
+}
+
+/**
+ * Peers a P2P transfer may go on at if its peer leaves or is too slow: they have the whole segment
+ * (a relay's copy may still fail), did not fail us lately, and were not asked for this transfer
+ * before (it never goes back and forth between two peers).
+ */
+function resumableAt(stream: Stream, transfer: Transfer): Set<string> {
+  const { sequence, senders } = transfer;
+  const peers = [...stream.pool.peers.values()].filter(
+    (peer) => !peer.failing && peer.has(sequence) && peer.mayRequest(sequence) && !senders.some((sender) => sender.peer === peer),
+  );
+  return new Set(peers.map((peer) => peer.id));
 }
 
 /** The segment is in the store: every load waiting for it gets it from there. */

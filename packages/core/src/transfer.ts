@@ -7,14 +7,23 @@ import type { OriginThroughput } from './origin-throughput.js';
 import type { PendingLoads } from './pending-loads.js';
 import type { PeerPool } from './peer-pool.js';
 import type { PeerSession } from './peer.js';
+import type { ResumedPrefix } from './peer-download.js';
+import type { FailedMixedCopy, Sender } from './sender-blame.js';
 import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentStore } from './types.js';
 
 /** `verifying`: bytes complete, integrity check running; `parked`: complete P2P bytes waiting for the next manifest. */
 export type TransferState = 'http' | 'p2p' | 'verifying' | 'parked';
 
 export class Transfer {
-  /** The peer that sent the P2P bytes, kept after an HTTP resume: banned if the whole fails verification. */
-  p2pPeer: PeerSession | undefined;
+  /**
+   * The peers that sent the P2P bytes, in byte order (one, unless the transfer resumed at another
+   * peer), kept after an HTTP resume: who is blamed if the whole fails verification (sender-blame.ts).
+   */
+  senders: Sender[];
+  /** Its peer left after sending a prefix: the prefix, until the plan says where the rest comes from. */
+  orphan: ResumedPrefix | undefined;
+  /** An origin fetch after a copy from several peers failed: that copy, compared with this one to find whose bytes were bad. */
+  failedMixedCopy: FailedMixedCopy | undefined;
   http: HttpTransfer | undefined;
   /** Bytes received over P2P before an HTTP Range resume. */
   prefix: Uint8Array | undefined;
@@ -40,7 +49,7 @@ export class Transfer {
     /** A live-edge seeding fetch: it goes on when the load that asked for it is aborted. */
     readonly seed: boolean,
   ) {
-    this.p2pPeer = peer;
+    this.senders = peer ? [{ peer, fromByte: 0 }] : [];
   }
 }
 

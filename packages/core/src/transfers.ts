@@ -1,13 +1,16 @@
 // Transfers: one Transfer per segment this stream is getting, over HTTP or from a peer, until its
 // bytes are in the store or its loads rejected (then it leaves the map). States: http | p2p →
 // verifying → done; verifying → parked (the manifest does not list the bytes yet) → verifying; or
-// failed. A cancelled or orphaned P2P transfer resumes over HTTP with a Range request for the rest
-// (resumeOverHttp, run by http-transfer.ts); a transfer nobody needs any more is dropped.
+// failed. A P2P transfer the plan cancels, or whose peer left, continues from its byte offset at
+// another peer that has the segment, or over HTTP with a Range request (http-transfer.ts), as the
+// plan decides; a transfer nobody needs any more is dropped.
 import { runHttp, type HttpRoom } from './http-transfer.js';
 import { createLogger } from './logger.js';
 import { SegmentState } from './peer-protocol.js';
 import { MAX_WASTED_P2P_TRANSFERS } from './scheduler.js';
 import type { PeerSession } from './peer.js';
+import type { ResumedPrefix } from './peer-download.js';
+import { sendersOfBadBytes } from './sender-blame.js';
 import { Transfer, type TransferDeps, type TransferStream } from './transfer.js';
 import type { LoadTiming } from './pending-loads.js';
 import type { SegmentSource } from './types.js';
@@ -99,13 +102,19 @@ export class Transfers {
     peer.request(sequence);
   }
 
-  /** The plan cancels a P2P transfer: the rest comes over HTTP (a Range request after what arrived), or it is dropped. */
-  cancelP2P(sequence: number, resumeOverHttp: boolean): void {
+  /**
+   * The plan cancels a P2P transfer, or places one whose peer left: the rest comes from `resumeAt`
+   * (a request at the byte offset reached), else over HTTP (a Range request), else it is dropped.
+   */
+  cancelP2P(sequence: number, resumeOverHttp: boolean, resumeAt?: PeerSession): void {
     const transfer = this.bySequence.get(sequence);
-    if (!transfer?.peer) return;
-    const { prefix, totalBytes } = transfer.peer.cancelDownload();
-    log(`#${sequence} P2P cancelled after ${prefix.length} bytes${resumeOverHttp ? ', the rest over HTTP' : ''}`, this.stream.key);
-    if (resumeOverHttp) this.resumeOverHttp(transfer, prefix, totalBytes);
+    if (transfer?.state !== 'p2p') return;
+    const { prefix, totalBytes } = transfer.peer?.cancelDownload() ?? transfer.orphan!;
+    transfer.orphan = undefined;
+    const rest = resumeAt ? ` from ${resumeAt.id.slice(0, 8)}` : resumeOverHttp ? ' over HTTP' : '';
+    log(`#${sequence} P2P ${transfer.peer ? 'cancelled' : 'orphaned'} after ${prefix.length} bytes${rest && `, the rest${rest}`}`, this.stream.key);
+    if (resumeAt && totalBytes !== undefined) this.resumeAtPeer(transfer, resumeAt, { prefix, totalBytes });
+    else if (resumeOverHttp) this.resumeOverHttp(transfer, prefix, totalBytes);
     else this.drop(transfer);
   }
 
@@ -173,15 +182,22 @@ export class Transfers {
     if (transfer && transfer.peer === peer) this.drop(transfer);
   }
 
-  /** A peer leaving mid-transfer must not stall the player: keep what arrived, fetch the rest over HTTP. What a banned peer sent is not kept. */
+  /**
+   * A peer leaving mid-transfer must not stall the player: keep what arrived, and let the plan,
+   * which runs next (the pool replans), say where the rest comes from (cancelP2P). What a banned
+   * peer sent is not kept: the whole comes over HTTP.
+   */
   onPeerGone(peer: PeerSession, banned: boolean): void {
     const sequence = peer.downloading;
     const transfer = sequence !== undefined ? this.bySequence.get(sequence) : undefined;
     if (!transfer || transfer.peer !== peer) return;
     const { prefix, totalBytes } = peer.cancelDownload();
-    const kept = banned ? new Uint8Array(0) : prefix;
-    if (this.stream.waiters.has(transfer.sequence)) this.resumeOverHttp(transfer, kept, totalBytes);
-    else this.drop(transfer);
+    if (!this.stream.waiters.has(transfer.sequence)) this.drop(transfer);
+    else if (banned || prefix.length === 0 || totalBytes === undefined) this.resumeOverHttp(transfer, new Uint8Array(0), undefined);
+    else {
+      transfer.peer = undefined;
+      transfer.orphan = { prefix, totalBytes };
+    }
   }
 
   // ---- transitions ----
@@ -199,6 +215,13 @@ export class Transfers {
     return this.bySequence.get(transfer.sequence) === transfer && !this.deps.isDestroyed();
   }
 
+  /** P2P → another peer, asked for the bytes after those received so far. */
+  private resumeAtPeer(transfer: Transfer, peer: PeerSession, resumed: ResumedPrefix): void {
+    transfer.peer = peer;
+    transfer.senders.push({ peer, fromByte: resumed.prefix.length });
+    peer.request(transfer.sequence, resumed);
+  }
+
   /** P2P → HTTP: with a prefix and a known size, a Range request for the rest; else the whole segment again. */
   private resumeOverHttp(transfer: Transfer, prefix: Uint8Array, totalBytes: number | undefined): void {
     transfer.state = 'http';
@@ -208,7 +231,7 @@ export class Transfers {
       runHttp(transfer, totalBytes, this.httpRoom);
     } else {
       transfer.p2pBytes = 0;
-      transfer.p2pPeer = undefined;
+      transfer.senders = [];
       runHttp(transfer, undefined, this.httpRoom);
     }
   }
@@ -220,7 +243,7 @@ export class Transfers {
     const stream = this.stream;
     const sequence = transfer.sequence;
     const ref = stream.refs.get(sequence)!;
-    const fromPeer = transfer.p2pPeer;
+    const senders = transfer.senders;
     if (transfer.p2pBytes > 0 && verifier.enabled) {
       transfer.state = 'verifying';
       transfer.parked = undefined;
@@ -239,21 +262,22 @@ export class Transfers {
       }
       if (verdict !== 'valid') {
         stream.pool.abandonRelayedUploads(sequence);
-        if (verdict === 'invalid' && fromPeer) {
-          stream.pool.ban(fromPeer, `segment ${sequence} failed verification`);
-          fromPeer.close('sent a segment that failed verification');
-        }
+        // One sender sent all the bad bytes; from several, the origin's copy will say whose were bad.
+        if (verdict === 'invalid' && senders.length === 1) this.ban(senders[0]!.peer, sequence);
         // Whatever the peers' share, the player gets only bytes that pass: start over from the origin.
         if (verdict === 'unverifiable') this.wastedP2P.set(sequence, MAX_WASTED_P2P_TRANSFERS);
         this.bySequence.delete(sequence);
-        if (stream.waiters.has(sequence)) this.startHttp(sequence, false);
-        else stream.pool.announce(sequence, SegmentState.none);
+        if (stream.waiters.has(sequence)) {
+          this.startHttp(sequence, false);
+          if (verdict === 'invalid' && senders.length > 1) this.bySequence.get(sequence)!.failedMixedCopy = { bytes, senders, endByte: bytes.length - transfer.httpBytes };
+        } else stream.pool.announce(sequence, SegmentState.none);
         this.deps.replan();
         return;
       }
     }
     this.bySequence.delete(sequence);
     this.wastedP2P.delete(sequence);
+    if (transfer.failedMixedCopy) for (const peer of sendersOfBadBytes(transfer.failedMixedCopy, bytes)) this.ban(peer, sequence);
     if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
     if (ref.durationS > 0) stream.bytesPerS = 0.8 * stream.bytesPerS + 0.2 * (bytes.length / ref.durationS);
     const stored = store.put(ref, bytes);
@@ -272,6 +296,11 @@ export class Transfers {
       waiter.resolve({ bytes: own, source, timing });
     });
     this.deps.replan();
+  }
+
+  private ban(peer: PeerSession, sequence: number): void {
+    this.stream.pool.ban(peer, `segment ${sequence} failed verification`);
+    peer.close('sent a segment that failed verification');
   }
 
   /** Failed or no longer wanted: P2P bytes thrown away count against the segment's P2P attempts. */
