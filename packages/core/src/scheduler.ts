@@ -238,16 +238,16 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
   const peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
   /**
    * The idle peer among `candidates` expected to deliver `bytes` soonest, if that is in time (low
-   * mode: with `httpNeedMs` of HTTP still fitting after it). Starts and resumes choose alike.
+   * mode, or `leaveHttpFallback`: with `httpNeedMs` of HTTP still fitting after it). Starts and resumes choose alike.
    */
-  const fastestInTime = (candidates: PeerPlan[], bytes: number, timeLeftMs: number, httpNeedMs: number): PeerPlan | undefined => {
+  const fastestInTime = (candidates: PeerPlan[], bytes: number, timeLeftMs: number, httpNeedMs: number, leaveHttpFallback = false): PeerPlan | undefined => {
     if (p2pInFlight >= input.maxP2PDownloads) return undefined;
     const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;
     const idle = candidates.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
     const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
     if (!fastest) return undefined;
     const finishMs = p2pTimeMs(fastest);
-    return (windows.p2pMustLeaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
+    return (windows.p2pMustLeaveHttpFallback || leaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
   };
   // What the player waits for comes first, so prefetch never takes the peer a requested segment needs.
   const ordered = [...input.segments].sort(
@@ -270,18 +270,22 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
         wake(segment.deadlineMs - httpRemainderMs);
         continue;
       }
-      if (transfer.peerGone || timeLeftMs <= httpRemainderMs) {
+      // Gone, or too slow: the rest from another holder at the byte offset reached, if one brings it
+      // with the HTTP remainder still in time after it (its stalling too must not cost the deadline);
+      // else over HTTP once HTTP must start (a gone peer's at once).
+      p2pInFlight--;
+      const resumable = wanted && input.p2pDownload && transfer.totalBytes !== undefined ? input.peers.filter((peer) => segment.resumableAt?.has(peer.id)) : [];
+      const next = fastestInTime(resumable, remaining, timeLeftMs, httpRemainderMs, true);
+      if (next) {
+        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: false, resumeAtPeer: next.id });
         busyPeers.delete(transfer.peerId);
-        p2pInFlight--;
-        // The rest from another holder at the byte offset when one can bring it in time, else over HTTP.
-        const resumable = wanted && input.p2pDownload && transfer.totalBytes !== undefined ? input.peers.filter((peer) => segment.resumableAt?.has(peer.id)) : [];
-        const next = fastestInTime(resumable, remaining, timeLeftMs, httpRemainderMs);
-        if (next) {
-          actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: false, resumeAtPeer: next.id });
-          busyPeers.add(next.id);
-          p2pInFlight++;
-        } else actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
+        busyPeers.add(next.id);
+        p2pInFlight++;
+      } else if (transfer.peerGone || timeLeftMs <= httpRemainderMs) {
+        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
+        busyPeers.delete(transfer.peerId);
       } else {
+        p2pInFlight++;
         wake(segment.deadlineMs - httpRemainderMs);
       }
       continue;

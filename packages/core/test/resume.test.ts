@@ -198,17 +198,20 @@ describe('the plan resumes a transfer whose peer left', () => {
   });
 
   it('asks a holder that can bring the rest in time, else fetches it over HTTP', () => {
-    // 80 kB left: at 100 kB/s in 0.8 s, well before the deadline.
+    // 80 kB left: at 100 kB/s in 0.8 s, with time for HTTP after it.
     expect(plan(input(100_000)).filter((action) => action.type !== 'wake')).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: false, resumeAtPeer: 'b' }]);
     // At 10 kB/s it would take 8 s: past the deadline. The faster c is not among the resumable (e.g. it only relays).
     expect(plan(input(10_000)).filter((action) => action.type !== 'wake')).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
   });
 
-  it('moves a transfer too slow for its deadline to a faster holder, at the offset reached', () => {
-    // 120 kB in 2 s: the 80 kB left would take 1.3 s, and 0.6 s are left, only just HTTP's budget.
-    const slow: SegmentPlan = { ...orphan, deadlineMs: 600, p2p: { peerId: 'a', receivedBytes: 120_000, totalBytes: 200_000, startedMs: -2000 } };
-    expect(plan(input(2_000_000, slow)).filter((action) => action.type !== 'wake')).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: false, resumeAtPeer: 'b' }]);
-    expect(plan(input(100_000, slow)).filter((action) => action.type !== 'wake')).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+  it('moves a transfer too slow for its deadline to a faster holder while HTTP would still be in time after it', () => {
+    // 120 kB in 2 s: the 80 kB left would take 1.3 s, 1.2 s are left, HTTP needs 0.62 s for them.
+    const slow: SegmentPlan = { ...orphan, deadlineMs: 1200, p2p: { peerId: 'a', receivedBytes: 120_000, totalBytes: 200_000, startedMs: -2000 } };
+    const actions = (peerBytesPerS: number, segment: SegmentPlan) => plan(input(peerBytesPerS, segment)).filter((action) => action.type !== 'wake');
+    expect(actions(2_000_000, slow)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: false, resumeAtPeer: 'b' }]);
+    // At 100 kB/s, b would leave no time for HTTP after it: wait, then (HTTP must start) over HTTP.
+    expect(actions(100_000, slow)).toEqual([]);
+    expect(actions(100_000, { ...slow, deadlineMs: 600 })).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
   });
 
   it('drops the bytes when the player no longer waits for them', () => {
