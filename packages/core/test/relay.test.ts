@@ -3,43 +3,21 @@
 // waits until the relay verified the whole, so bad bytes from upstream cost downstream peers a
 // refetch but never get the honest relay banned.
 import { describe, expect, it } from 'vitest';
-import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
-import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { linkTransports } from '../src/testing.js';
+import { enginesDestroyedAfterEach, peerId } from './fakes.js';
+import { SEGMENT_BYTES, VOD, vodSwarm } from './vod-swarm.js';
 
-const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
-const SEGMENT_BYTES = 200_000;
 /** Each link carries 50 kB/s: one hop of a segment takes 4 s. */
 const LINK = { bytesPerS: 50_000, latencyMs: 20 };
-const atStart: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
 
 const engines = enginesDestroyedAfterEach();
 
 function world() {
-  const clock = new VirtualClock();
-  const origin = new FakeOrigin(clock);
-  const refs = makeSegments(origin, VOD, 10, SEGMENT_BYTES);
-  const banned: string[] = [];
-  const make = (n: number, options: EngineOptionsInput = {}) => {
-    const signaling = new ManualSignaling(peerId(n));
-    const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling });
-    engines.push(engine);
-    engine.on('peer-banned', (event) => banned.push(`${n} banned ${event.peerId.slice(-1)}: ${event.reason}`));
-    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    engine.setPlayback(atStart);
-    return { engine, signaling, n };
-  };
-  const link = (a: ReturnType<typeof make>, b: ReturnType<typeof make>) => {
-    const [mine, theirs] = linkTransports(clock, peerId(a.n), peerId(b.n), LINK);
-    a.signaling.events!.peer(mine);
-    b.signaling.events!.peer(theirs);
-  };
-  /** Matches the origin's copy: what a SHA-256 manifest would say. */
-  const validateSegment = (ref: SegmentRef, bytes: Uint8Array) => Buffer.compare(bytes, origin.files.get(ref.url)!) === 0;
-  return { clock, origin, refs, banned, make, link, validateSegment };
+  const swarm = vodSwarm(engines);
+  return { ...swarm, link: (a: Made, b: Made) => swarm.link(a, b, LINK) };
 }
+type Made = ReturnType<ReturnType<typeof vodSwarm>['make']>;
 
 describe('relaying while receiving', () => {
   it('passes a segment down a chain of three hops in about one hop\'s time, each copy verified', async () => {

@@ -3,57 +3,32 @@
 // none can bring it in time. The whole is verified before the player gets it, and a bad copy from
 // two senders gets only the peer whose bytes differ from the origin's banned.
 import { describe, expect, it } from 'vitest';
-import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import { plan, type SchedulerInput, type SegmentPlan } from '../src/scheduler.js';
 import { sendersOfBadBytes } from '../src/sender-blame.js';
 import type { PeerSession } from '../src/peer.js';
-import type { PlaybackState, SegmentRef } from '../src/types.js';
-import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { VirtualClock, linkTransports, type LinkOptions, type SimChannelEnd } from '../src/testing.js';
-
-const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
-const SEGMENT_BYTES = 200_000;
-const atStart: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
+import { linkTransports, type LinkOptions, type SimChannelEnd } from '../src/testing.js';
+import type { SegmentRef } from '../src/types.js';
+import { enginesDestroyedAfterEach, peerId } from './fakes.js';
+import { SEGMENT_BYTES, vodSwarm } from './vod-swarm.js';
 
 const engines = enginesDestroyedAfterEach();
 
+/** Every engine checks integrity; `link` records the offsets of the requests its first engine sends. */
 function world() {
-  const clock = new VirtualClock();
-  const origin = new FakeOrigin(clock);
-  const refs = makeSegments(origin, VOD, 10, SEGMENT_BYTES);
-  const banned: string[] = [];
-  const verified: number[] = [];
-  /** Matches the origin's copy: what a SHA-256 manifest would say. */
-  const validateSegment = (ref: SegmentRef, bytes: Uint8Array) => {
-    verified.push(ref.sequence);
-    return Buffer.compare(bytes, origin.files.get(ref.url)!) === 0;
-  };
-  const make = (n: number, options: EngineOptionsInput = {}) => {
-    const signaling = new ManualSignaling(peerId(n));
-    const engine = new ShoalEngine({ ...UNPACED, validateSegment, ...options }, { clock, http: origin, signaling });
-    engines.push(engine);
-    engine.on('peer-banned', (event) => banned.push(`${n} banned ${event.peerId.slice(-1)}: ${event.reason}`));
-    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
-    engine.setPlayback(atStart);
-    return { engine, signaling, n };
-  };
-  /** Links two engines; the offsets of the requests `a` sends `b` are recorded in `requestOffsets`. */
-  const link = (a: ReturnType<typeof make>, b: ReturnType<typeof make>, options: LinkOptions, requestOffsets: number[] = []) => {
-    const [mine, theirs] = linkTransports(clock, peerId(a.n), peerId(b.n), options);
-    recordRequests(mine, requestOffsets);
-    a.signaling.events!.peer(mine);
-    b.signaling.events!.peer(theirs);
-  };
+  const swarm = vodSwarm(engines);
+  const make = (n: number) => swarm.make(n, { validateSegment: swarm.validateSegment });
+  type Made = ReturnType<typeof make>;
+  const link = (a: Made, b: Made, options: LinkOptions, requestOffsets: number[] = []) => recordRequests(swarm.link(a, b, options)[0], requestOffsets);
   /** An engine that fetched `ref` from the origin and holds it. */
   const holder = async (n: number, ref: SegmentRef) => {
     const made = make(n);
     const load = made.engine.loadSegment(ref);
-    await clock.advance(500);
+    await swarm.clock.advance(500);
     expect((await load.result).source).toBe('http');
     return made;
   };
-  return { clock, origin, refs, banned, verified, make, link, holder };
+  return { ...swarm, make, link, holder };
 }
 
 function recordRequests(end: SimChannelEnd, offsets: number[]): void {
