@@ -5,7 +5,7 @@
 import { cpus } from 'node:os';
 import { networkProfile, viewerLink } from '../network-profiles.js';
 import { capacityBound, idealOffload, offload, shareOfBound } from '../swarm/metrics.js';
-import { buildSwarmReport, summarizeRun, type RunRecord } from '../swarm/report.js';
+import { buildSwarmReport, summarizeRun, uplinkPresences, type RunRecord } from '../swarm/report.js';
 import type { RunReport, SwarmReport } from '../swarm/report-schema.js';
 import type { EngineName, ViewerSnapshot } from '../swarm/viewer-snapshot.js';
 import type { SimulationResult } from './simulation.js';
@@ -104,26 +104,24 @@ export function runRecordOf(result: SimulationResult): RunRecord {
   };
 }
 
-export function simulatorSection(result: SimulationResult): SimulatorSection {
+/** What only a simulation knows; `record` is the run's record (runRecordOf), whose viewers' uplinks the P2P group's bound reads. */
+export function simulatorSection(result: SimulationResult, record: RunRecord): SimulatorSection {
   const { config } = result;
-  const profile = networkProfile(config.network);
   let http = 0;
   let delivered = 0;
   let viewers = 0;
-  const uplinks: Array<{ uplinkBitsPerS: number; presentS: number }> = [];
   result.viewers.forEach((viewer, index) => {
     if (!viewer.p2p) return;
     viewers++;
     http += result.viewerStats[index]!.httpBytes;
     delivered += viewer.deliveredBytes;
-    const link = viewerLink(profile, viewer.index, config.bitrateKbps * 1000);
-    uplinks.push({ uplinkBitsPerS: link.uploads ? link.upBitsPerS : 0, presentS: ((viewer.leftMs ?? config.durationS * 1000) - viewer.joinMs) / 1000 });
   });
   // Concurrent P2P viewers (churn replaces, it does not add).
   const concurrent = Math.round((viewers * config.peers) / Math.max(1, result.viewers.length));
   const groupOffload = offload(http, delivered);
   const ideal = idealOffload(concurrent);
-  const bound = capacityBound(ideal, uplinks, delivered).bound;
+  // Viewers without P2P add no uplink, so every viewer's presence gives the P2P group's own bound.
+  const bound = capacityBound(ideal, uplinkPresences(record), delivered).bound;
   const { sent, received, cancelled, dropped, messages } = result.ledger;
   return {
     network: config.network,
@@ -146,7 +144,8 @@ export function simulatorSection(result: SimulationResult): SimulatorSection {
 }
 
 export function simRunReport(result: SimulationResult): SimRunReport {
-  return { ...summarizeRun(runRecordOf(result)), simulator: simulatorSection(result) };
+  const record = runRecordOf(result);
+  return { ...summarizeRun(record), simulator: simulatorSection(result, record) };
 }
 
 /** report.json for one or more runs of the same scenario (the HTTP-only baseline among them, if it ran). */

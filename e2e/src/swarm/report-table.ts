@@ -28,7 +28,7 @@ const columns: Array<[string, (run: RunReport) => string]> = [
 ];
 
 /** The capacity bound with its parts, in a sentence. */
-export function describeCapacityBound(run: RunReport): string {
+function describeCapacityBound(run: RunReport): string {
   const share = `offload ${percent1(run.offload)} is ${percent1(run.shareOfBound)} of it`;
   if (run.uplinkBound === null) return `capacity bound ${percent1(run.capacityBound)} = the ideal (no uplink limit); ${share}`;
   return (

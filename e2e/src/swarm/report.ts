@@ -15,6 +15,7 @@ import {
   startupMs,
   summarizeStalls,
   viewerWasteBytes,
+  type UplinkPresence,
   type TimelinePoint,
 } from './metrics.js';
 import { summarizeNetwork, type NetworkRecord } from './link-report.js';
@@ -70,6 +71,14 @@ export interface RunRecord {
 
 const round = (value: number | null, digits = 4) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits);
 
+/** Each viewer's uplink for sharing (0 unless it shares: P2P on, in a Shoal run, uploading) and its time in the run. */
+export function uplinkPresences(record: RunRecord): UplinkPresence[] {
+  return record.viewers.map((viewer) => ({
+    uplinkBitsPerS: viewer.p2p && record.engine !== 'http' && !viewer.nonUploading ? viewer.uplinkBitsPerS ?? Infinity : 0,
+    presentS: (viewer.endedAtMs - viewer.joinedAtMs) / 1000,
+  }));
+}
+
 export function summarizeRun(record: RunRecord): RunReport {
   const notes: string[] = [];
   const runStart = record.startedAtMs;
@@ -117,14 +126,7 @@ export function summarizeRun(record: RunRecord): RunReport {
   const p2pViewers = record.viewers.filter((viewer) => viewer.p2p && record.engine !== 'http').length;
   // Concurrent viewers: churn replaces viewers, it does not add to N.
   const ideal = idealOffload(record.peers, Math.round((p2pViewers * record.peers) / Math.max(1, record.viewers.length)));
-  const capacity = capacityBound(
-    ideal,
-    record.viewers.map((viewer) => ({
-      uplinkBitsPerS: viewer.p2p && record.engine !== 'http' && !viewer.nonUploading ? viewer.uplinkBitsPerS ?? Infinity : 0,
-      presentS: (viewer.endedAtMs - viewer.joinedAtMs) / 1000,
-    })),
-    deliveredBytes,
-  );
+  const capacity = capacityBound(ideal, uplinkPresences(record), deliveredBytes);
 
   const originBytes = record.origin?.segmentBytes ?? null;
   const distinctDelivered = distinctDeliveredBytes(record.viewers.map((viewer) => viewer.final?.segments));

@@ -236,7 +236,6 @@ export class Transfers {
     }
   }
 
-
   /** Bytes complete: verify what came from peers, store, announce, hand copies to the waiting loads. */
   private async complete(transfer: Transfer, bytes: Uint8Array): Promise<void> {
     const { clock, store, verifier, emit } = this.deps;
