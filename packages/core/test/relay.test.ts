@@ -3,9 +3,7 @@
 // waits until the relay verified the whole, so bad bytes from upstream cost downstream peers a
 // refetch but never get the honest relay banned.
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
-import { linkTransports } from '../src/testing.js';
-import { enginesDestroyedAfterEach, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach } from './fakes.js';
 import { SEGMENT_BYTES, VOD, vodSwarm } from './vod-swarm.js';
 
 /** Each link carries 50 kB/s: one hop of a segment takes 4 s. */
@@ -59,25 +57,7 @@ describe('relaying while receiving', () => {
     const relay = w.make(2, options);
     const downstream = w.make(3, options);
     // A hostile peer 1 serves a corrupted copy of segment 5 to the relay.
-    const [mine, hostile] = linkTransports(w.clock, peerId(2), peerId(1), LINK);
-    hostile.setEvents({
-      message: (data) => {
-        const message = decode(data);
-        if (!message.ok || message.message.type !== 'request') return;
-        const { sequence } = message.message;
-        const bytes = w.origin.files.get(w.refs[sequence]!.url)!.slice();
-        bytes[SEGMENT_BYTES - 10] = bytes[SEGMENT_BYTES - 10]! ^ 0xff;
-        for (let offset = 0; offset < bytes.length; offset += 16_384) {
-          hostile.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
-        }
-        hostile.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
-      },
-      close: () => {},
-      drain: () => {},
-    });
-    relay.signaling.events!.peer(mine);
-    hostile.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
-    hostile.send(encode({ type: 'availability', firstSequence: 0, states: [0, 0, 0, 0, 0, 1] }));
+    w.corruptHolder(relay, 1, LINK);
     w.link(relay, downstream);
     await w.clock.advance(200);
     const segment = w.refs[5]!;

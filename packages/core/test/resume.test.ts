@@ -3,13 +3,13 @@
 // none can bring it in time. The whole is verified before the player gets it, and a bad copy from
 // two senders gets only the peer whose bytes differ from the origin's banned.
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
+import { decode } from '../src/peer-protocol.js';
 import { plan, type SchedulerInput, type SegmentPlan } from '../src/scheduler.js';
 import { sendersOfBadBytes } from '../src/sender-blame.js';
 import type { PeerSession } from '../src/peer.js';
-import { linkTransports, type LinkOptions, type SimChannelEnd } from '../src/testing.js';
+import type { LinkOptions, SimChannelEnd } from '../src/testing.js';
 import type { SegmentRef } from '../src/types.js';
-import { enginesDestroyedAfterEach, peerId } from './fakes.js';
+import { enginesDestroyedAfterEach } from './fakes.js';
 import { SEGMENT_BYTES, vodSwarm } from './vod-swarm.js';
 
 const engines = enginesDestroyedAfterEach();
@@ -102,27 +102,7 @@ describe('resuming a transfer at another peer', () => {
     const viewer = w.make(3);
     w.link(viewer, honest, { bytesPerS: 100_000, latencyMs: 20 });
     // Peer 2 says it has segment 5, and serves it from any offset with one byte near the end flipped.
-    const [mine, hostile] = linkTransports(w.clock, peerId(3), peerId(2), { bytesPerS: 100_000, latencyMs: 20 });
-    const hostileOffsets: number[] = [];
-    hostile.setEvents({
-      message: (data) => {
-        const message = decode(data);
-        if (!message.ok || message.message.type !== 'request') return;
-        const { sequence, offset } = message.message;
-        hostileOffsets.push(offset);
-        const bytes = w.origin.files.get(w.refs[sequence]!.url)!.slice();
-        bytes[SEGMENT_BYTES - 10] = bytes[SEGMENT_BYTES - 10]! ^ 0xff;
-        for (let at = offset; at < bytes.length; at += 16_384) {
-          hostile.send(encode({ type: 'data', sequence, offset: at, totalBytes: bytes.length, payload: bytes.subarray(at, at + 16_384) }));
-        }
-        hostile.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
-      },
-      close: () => {},
-      drain: () => {},
-    });
-    viewer.signaling.events!.peer(mine);
-    hostile.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
-    hostile.send(encode({ type: 'availability', firstSequence: 0, states: [0, 0, 0, 0, 0, 1] }));
+    const hostileOffsets = w.corruptHolder(viewer, 2, { bytesPerS: 100_000, latencyMs: 20 });
     await w.clock.advance(200);
     const load = viewer.engine.loadSegment(segment);
     await w.clock.advance(1000);

@@ -2,6 +2,7 @@
 // origin serving 10 segments of 200 kB, engines whose peers the test links by hand, with every
 // ban recorded, and the integrity check a SHA-256 manifest would make (bytes equal to the origin's).
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
+import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
 import { VirtualClock, linkTransports, type LinkOptions } from '../src/testing.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 import { FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
@@ -41,5 +42,33 @@ export function vodSwarm(engines: ShoalEngine[]) {
     b.signaling.events!.peer(ends[1]);
     return ends;
   };
-  return { clock, origin, refs, banned, verified, validateSegment, make, link };
+  /**
+   * A scripted peer `n`, linked to `to`, that says it has segment 5 and serves it from any offset
+   * asked with one byte near the end flipped; returns the offsets it was asked at.
+   */
+  const corruptHolder = (to: Made, n: number, options: LinkOptions): number[] => {
+    const [mine, hostile] = linkTransports(clock, peerId(to.n), peerId(n), options);
+    const offsets: number[] = [];
+    hostile.setEvents({
+      message: (data) => {
+        const message = decode(data);
+        if (!message.ok || message.message.type !== 'request') return;
+        const { sequence, offset } = message.message;
+        offsets.push(offset);
+        const bytes = origin.files.get(refs[sequence]!.url)!.slice();
+        bytes[SEGMENT_BYTES - 10] = bytes[SEGMENT_BYTES - 10]! ^ 0xff;
+        for (let at = offset; at < bytes.length; at += 16_384) {
+          hostile.send(encode({ type: 'data', sequence, offset: at, totalBytes: bytes.length, payload: bytes.subarray(at, at + 16_384) }));
+        }
+        hostile.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
+      },
+      close: () => {},
+      drain: () => {},
+    });
+    to.signaling.events!.peer(mine);
+    hostile.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
+    hostile.send(encode({ type: 'availability', firstSequence: 0, states: [0, 0, 0, 0, 0, 1] }));
+    return offsets;
+  };
+  return { clock, origin, refs, banned, verified, validateSegment, make, link, corruptHolder };
 }
