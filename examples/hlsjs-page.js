@@ -53,7 +53,9 @@ setInterval(() => {
   const stats = shoal?.getStats();
   const http = stats?.httpBytes ?? 0;
   const p2p = stats?.p2pBytes ?? 0;
-  $('http-bytes').textContent = stats ? formatBytes(http) : 'P2P off';
+  // Where WebRTC is missing or no tracker answers, Shoal plays over HTTP and says why.
+  $('p2p-state').textContent = !stats ? 'off (?p2p=0)' : stats.p2p === 'on' ? 'on' : `${stats.p2p}: ${stats.p2pReason}`;
+  $('http-bytes').textContent = formatBytes(http);
   $('p2p-bytes').textContent = formatBytes(p2p);
   $('up-bytes').textContent = formatBytes(stats?.uploadBytes ?? 0);
   $('peers').textContent = String(stats?.peers ?? 0);

@@ -1,5 +1,6 @@
 // What the engine tells its integrator: the typed event map with its emitter, and the stats shapes.
 import type { EffectiveLatencyMode } from './scheduler.js';
+import type { P2pState } from './p2p-status.js';
 import type { LoadTiming } from './pending-loads.js';
 import type { SegmentRef, SegmentSource } from './types.js';
 import type { UploadGovernorStats } from './upload-governor.js';
@@ -13,6 +14,8 @@ export interface EngineEventMap {
   'peer-banned': { streamKey: string; peerId: string; reason: string };
   'tracker-error': { streamKey: string; error: Error };
   'tracker-warning': { streamKey: string; message: string };
+  /** P2P's state changed (and once after start when it is not on): `unavailable` says why, playback goes on over HTTP. */
+  p2p: { state: P2pState; reason: string };
   /** Something the integrator may want to know that is not an error of a single load. */
   warning: { message: string };
 }
@@ -31,6 +34,10 @@ export interface StreamStats {
 }
 
 export interface EngineStats {
+  /** Whether P2P runs: `off` (not configured), `unavailable` (configured, but it cannot run now; see p2pReason). */
+  p2p: P2pState;
+  /** Why P2P is off or unavailable, in words; empty when on. */
+  p2pReason: string;
   httpBytes: number;
   p2pBytes: number;
   uploadBytes: number;

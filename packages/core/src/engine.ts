@@ -9,6 +9,7 @@ import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
 import { createLogger } from './logger.js';
 import { OriginThroughput } from './origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
+import { P2pStatusReporter, startingP2pStatus } from './p2p-status.js';
 import type { SegmentLoad, Waiter } from './pending-loads.js';
 import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './playback-policy.js';
 import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
@@ -25,6 +26,8 @@ export interface EngineDeps {
   http: HttpClient;
   /** Finds peers. Without it the engine is an HTTP loader with stats. The engine destroys it on destroy(). */
   signaling?: Signaling;
+  /** Why there is no signaling though P2P was asked for (e.g. WEBRTC_UNAVAILABLE's message): stats and the `p2p` event say so. */
+  p2pUnavailable?: string;
   /** Default: a MemorySegmentStore of options.storeBytesLimit. */
   store?: SegmentStore;
   /** SHA-256 for the integrity manifest. Default: Web Crypto (browsers, Node >= 20). */
@@ -58,6 +61,7 @@ export class ShoalEngine {
   /** When a playback report last asked for a plan. */
   private playbackPlanMs = -Infinity;
   private readonly throughput: OriginThroughput;
+  private readonly p2p: P2pStatusReporter;
   private tickTimer: TimerId | undefined;
   private tickAtMs = Infinity;
   /** Since when meeting peers has waited for the player (undefined: it does not). */
@@ -81,6 +85,8 @@ export class ShoalEngine {
       (message) => this.emit('warning', { message }),
     );
     this.store.onEvict((streamKey, sequence) => this.streams.get(streamKey)?.pool.evicted(sequence));
+    this.p2p = new P2pStatusReporter(startingP2pStatus(this.options, this.signaling !== undefined, deps.p2pUnavailable), this.clock, this.emit);
+    this.signaling?.watchStatus?.((problem) => this.p2p.setProblem(problem));
   }
 
   on<Name extends EngineEventName>(name: Name, listener: EngineListener<Name>): this {
@@ -172,6 +178,11 @@ export class ShoalEngine {
     return { result, abort: () => this.abortWaiter(stream, waiter) };
   }
 
+  /** Integrations report what went wrong around the engine (and what playback survived) as its `warning` event. */
+  warn(message: string): void {
+    if (!this.destroyed) this.emit('warning', { message });
+  }
+
   getStats(): EngineStats {
     const totals = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0 };
     const streams: Record<string, StreamStats> = {};
@@ -183,8 +194,9 @@ export class ShoalEngine {
       totals.uploadBytes += stream.stats.uploadBytes;
       for (const peerId of stream.pool.peers.keys()) peers.add(peerId);
     }
+    const { state: p2p, reason: p2pReason } = this.p2p.status;
     return {
-      ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
+      p2p, p2pReason, ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
       upload: this.governor.stats, streams,
     };
   }
@@ -202,6 +214,7 @@ export class ShoalEngine {
       stream.pool.leave();
     }
     this.governor.destroy();
+    this.p2p.destroy();
     this.signaling?.destroy();
     this.store.clear();
     this.events.clear();

@@ -7,7 +7,9 @@ export type ShoalErrorCode =
   | 'ABORTED'
   | 'DESTROYED'
   | 'INTEGRITY_MANIFEST'
-  | 'TRACKER';
+  | 'TRACKER'
+  /** WebRTC is missing, switched off or fails in this environment: P2P cannot run, HTTP plays on. */
+  | 'WEBRTC_UNAVAILABLE';
 
 export class ShoalError extends Error {
   override readonly name = 'ShoalError';

@@ -4,6 +4,7 @@ export { ShoalEngine } from './engine.js';
 export type { EngineDeps, StreamRegistration } from './engine.js';
 export type { EngineEventMap, EngineEventName, EngineListener, EngineStats, StreamStats } from './engine-events.js';
 export type { LoadResult, LoadTiming, SegmentLoad } from './pending-loads.js';
+export type { P2pState, P2pStatus } from './p2p-status.js';
 export { DEFAULT_OPTIONS, resolveOptions } from './options.js';
 export type { EngineOptions, EngineOptionsInput, SegmentValidator } from './options.js';
 export { ShoalError, isShoalError } from './errors.js';

@@ -91,6 +91,11 @@ export interface Signaling {
   readonly localPeerId: string;
   join(infoHash: string, events: SignalingEvents): SwarmSignal;
   destroy(): void;
+  /**
+   * Optional: tells `listener`, on every change, why no peer can be found now (every tracker
+   * unreachable since one failed, or RTCPeerConnection failing), or undefined once it works again.
+   */
+  watchStatus?(listener: (problem: string | undefined) => void): void;
 }
 
 /** A media segment as the playlist describes it. */

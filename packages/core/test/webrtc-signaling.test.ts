@@ -440,6 +440,44 @@ describe('webrtc signaling: the tracker protocol', () => {
     expect(announce).toMatchObject({ event: 'started', info_hash: INFO_HASH });
   });
 
+  it('tells its status listeners while no tracker answers, and again once one does', async () => {
+    const probe = await scriptedTracker();
+    const port = Number(new URL(probe.url).port);
+    await probe.close();
+    const client = signaling([`ws://127.0.0.1:${port}`], { reconnectMinMs: 40, reconnectMaxMs: 200 });
+    const problems: (string | undefined)[] = [];
+    client.watchStatus!((problem) => problems.push(problem));
+    client.join(INFO_HASH, recorder().events);
+    await waitFor(() => problems.length > 0, 'a problem');
+    expect(problems[0]).toMatch(new RegExp(`^TRACKER: ws://127.0.0.1:${port}: unreachable`));
+    const revived = await scriptedTracker(port);
+    revived.onMessage((message, socket) => socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, interval: 120, complete: 0, incomplete: 1 })));
+    await waitFor(() => problems.at(-1) === undefined && problems.length > 1, 'the problem cleared');
+    // A failure of one tracker while it is down again counts again.
+    await revived.close();
+    await waitFor(() => typeof problems.at(-1) === 'string', 'the tracker lost again');
+    expect(problems.at(-1)).toMatch(/connection lost|unreachable/);
+  });
+
+  it('reports RTCPeerConnection failing after start as a status problem, not a crash, and makes no offers', async () => {
+    const tracker = await scriptedTracker();
+    let calls = 0;
+    const failingLater = Object.assign(function RTCPeerConnection(this: unknown, config: RTCConfiguration) {
+      calls += 1;
+      if (calls > 1) throw new Error('quota exceeded');
+      return new FakeRTCPeerConnection(config);
+    }, { prototype: FakeRTCPeerConnection.prototype });
+    const client = signaling([tracker.url], { RTCPeerConnection: failingLater as unknown as typeof RTCPeerConnection });
+    const problems: (string | undefined)[] = [];
+    client.watchStatus!((problem) => problems.push(problem));
+    const events = recorder();
+    client.join(INFO_HASH, events.events);
+    const [announce] = await waitFor(() => tracker.received.length > 0 && tracker.received, 'announce');
+    expect(announce!.offers).toEqual([]);
+    expect(problems).toEqual(['RTCPeerConnection failed: quota exceeded']);
+    expect(events.warnings).toContain('could not create an RTCPeerConnection: quota exceeded');
+  });
+
   it('re-announces as started after the tracker drops the connection', async () => {
     const tracker = await scriptedTracker();
     const events = recorder();
@@ -532,8 +570,32 @@ describe('webrtc signaling options', () => {
     expect(() => createWebRtcSignaling({ ...base, trackers: ['https://t.example'] })).toThrow(/options\.trackers must be ws/);
     expect(() => createWebRtcSignaling({ ...base, trackers: ['wss://t.example'], maxPeers: 0 })).toThrow(/options\.maxPeers/);
     expect(() => createWebRtcSignaling({ ...base, trackers: ['wss://t.example'], peerId: 'xyz' })).toThrow(/options\.peerId/);
+    expect(() => createWebRtcSignaling({ ...base, trackers: ['wss://t.example'], RTCPeerConnection: 'yes' as any })).toThrow(
+      /INVALID_OPTION: signaling options\.RTCPeerConnection must be a class like the browser.s RTCPeerConnection, got "yes"/,
+    );
+  });
+
+  it('says WEBRTC_UNAVAILABLE, not INVALID_OPTION, where the environment lacks WebRTC or its constructor throws', () => {
     // Node has no RTCPeerConnection of its own.
-    expect(() => createWebRtcSignaling({ trackers: ['wss://t.example'], WebSocket: base.WebSocket })).toThrow(/options\.RTCPeerConnection/);
+    expect(() => createWebRtcSignaling({ trackers: ['wss://t.example'], WebSocket: WebSocket as unknown as WebSocketConstructor })).toThrow(
+      'WEBRTC_UNAVAILABLE: this environment has no RTCPeerConnection (undefined)',
+    );
+    const noChannels = function RTCPeerConnection() {};
+    expect(() => createWebRtcSignaling({ trackers: ['wss://t.example'], WebSocket: WebSocket as unknown as WebSocketConstructor, RTCPeerConnection: undefined }))
+      .toThrow(/WEBRTC_UNAVAILABLE/);
+    (globalThis as Record<string, unknown>).RTCPeerConnection = noChannels;
+    try {
+      expect(() => createWebRtcSignaling({ trackers: ['wss://t.example'], WebSocket: WebSocket as unknown as WebSocketConstructor }))
+        .toThrow("WEBRTC_UNAVAILABLE: this environment's RTCPeerConnection has no data channels");
+    } finally {
+      delete (globalThis as Record<string, unknown>).RTCPeerConnection;
+    }
+    const throwing = Object.assign(function RTCPeerConnection() {
+      throw new Error('blocked by policy');
+    }, { prototype: { createDataChannel() {} } });
+    expect(() => createWebRtcSignaling({
+      trackers: ['wss://t.example'], WebSocket: WebSocket as unknown as WebSocketConstructor, RTCPeerConnection: throwing as unknown as typeof RTCPeerConnection,
+    })).toThrow('WEBRTC_UNAVAILABLE: RTCPeerConnection cannot be created here: blocked by policy');
   });
 
   it('rejects an info_hash that is neither 20 binary nor 40 hex characters', () => {

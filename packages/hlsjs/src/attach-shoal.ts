@@ -6,6 +6,7 @@ import {
   realClock,
   ShoalEngine,
   ShoalError,
+  isShoalError,
   swarmIdFromUrl,
   type EngineEventName,
   type EngineListener,
@@ -64,9 +65,8 @@ export class ShoalHls {
     }
     this.hls = hls;
     this.swarmId = engineOptions.swarmId;
-    const peers =
-      signaling ?? (trackers?.length ? createWebRtcSignaling({ ...signalingOptions, trackers, iceServers, maxPeers: engineOptions.maxPeers }) : undefined);
-    this.engine = new ShoalEngine(engineOptions, { clock: realClock, http: httpClient ?? new FetchHttpClient(), ...(peers ? { signaling: peers } : {}) });
+    const peers = signaling ? { signaling } : trackers?.length ? webRtcSignaling({ ...signalingOptions, trackers, iceServers, maxPeers: engineOptions.maxPeers }) : {};
+    this.engine = new ShoalEngine(engineOptions, { clock: realClock, http: httpClient ?? new FetchHttpClient(), ...peers });
 
     const config = hls.config;
     this.previousFragmentLoader = config.fLoader;
@@ -75,6 +75,7 @@ export class ShoalHls {
       fallback,
       segmentFor: (context) => this.segmentFor(context),
       loadSegment: (ref) => this.engine.loadSegment(ref),
+      warn: (message) => this.engine.warn(message),
       timing: (bytes, originRequest) =>
         loadingTiming({
           bytes, originRequest, nowMs: performance.now(),
@@ -192,6 +193,20 @@ export class ShoalHls {
         targetLatencyS: targetLatency ?? undefined,
       }),
     );
+  }
+}
+
+/**
+ * The browser's signaling, or why there is none: where WebRTC is missing, switched off or throws,
+ * Shoal loads over HTTP as hls.js alone would (stats and the `p2p` event say why). A bad option
+ * stays the integrator's error and throws.
+ */
+function webRtcSignaling(options: WebRtcSignalingOptionsInput): { signaling: Signaling } | { p2pUnavailable: string } {
+  try {
+    return { signaling: createWebRtcSignaling(options) };
+  } catch (error) {
+    if (isShoalError(error, 'WEBRTC_UNAVAILABLE')) return { p2pUnavailable: error.message };
+    throw error;
   }
 }
 

@@ -20,6 +20,8 @@ export interface FragmentLoaderHost {
   /** The engine's reference for this fragment, or undefined to use the fallback. */
   segmentFor(context: FragmentLoaderContext): SegmentRef | undefined;
   loadSegment(ref: SegmentRef): SegmentLoad;
+  /** Something went wrong inside Shoal that the load survived (it went to the fallback). */
+  warn(message: string): void;
   /** Timings to report to hls.js's ABR (see loader-stats.ts); origin times are performance.now(). */
   timing(bytes: number, originRequest: { startMs: number; firstByteMs: number } | undefined): ReportedTiming;
 }
@@ -58,18 +60,25 @@ export function createFragmentLoaderClass(host: FragmentLoaderHost): FragmentLoa
     load(context: FragmentLoaderContext, config: LoaderConfiguration, callbacks: LoaderCallbacks<FragmentLoaderContext>): void {
       this.context = context;
       const ref = host.segmentFor(context);
-      if (!ref) {
+      let load: SegmentLoad | undefined;
+      try {
+        if (ref) load = host.loadSegment(ref);
+      } catch (error) {
+        // Shoal must never stop a load hls.js alone would make: this one goes the plain way.
+        host.warn(`segment ${ref?.sequence} went to hls.js's own loader: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (!load) {
         const fallback = (this.fallbackLoader = new host.fallback(this.config));
         // hls.js reads frag.stats, which is this loader's stats: the fallback must fill the same object.
         fallback.stats = this.stats;
         fallback.load(context, config, callbacks as unknown as LoaderCallbacks<LoaderContext>);
         return;
       }
+      this.load_ = load;
       this.callbacks = callbacks;
       const stats = this.stats;
       const requestMs = performance.now();
       stats.loading.start = requestMs;
-      const load = (this.load_ = host.loadSegment(ref));
       const maxLoadTimeMs = config.loadPolicy?.maxLoadTimeMs ?? config.timeout;
       if (maxLoadTimeMs > 0 && Number.isFinite(maxLoadTimeMs)) {
         this.timeout = setTimeout(() => {

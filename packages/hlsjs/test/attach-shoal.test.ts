@@ -209,6 +209,63 @@ describe('attachShoal', () => {
     expect(hls.listenerCount()).toBe(0);
   });
 
+  it('plays over HTTP where the environment has no RTCPeerConnection, and says why in stats and an event', async () => {
+    expect((globalThis as { RTCPeerConnection?: unknown }).RTCPeerConnection).toBeUndefined();
+    const hls = new FakeHls();
+    const http = new FakeHttp();
+    shoal = attachShoal(hls as unknown as Hls, { httpClient: http, trackers: ['wss://tracker.test/announce'] });
+    const told: { state: string; reason: string }[] = [];
+    shoal.on('p2p', (event) => told.push(event));
+    hls.trigger(Events.MANIFEST_LOADING, { url: MANIFEST });
+    hls.levels = LEVELS;
+    hls.trigger(Events.MANIFEST_PARSED, {});
+    hls.trigger(Events.LEVEL_LOADED, { level: 1, details: { live: false, fragments, edge: 8, fragmentEnd: 8 } });
+    const load = loadThrough(hls, context(2));
+    await load.done;
+    expect(load.calls).toEqual(['progress', 'success']);
+    const stats = shoal.getStats();
+    expect(stats).toMatchObject({ p2p: 'unavailable', httpBytes: 40_000 });
+    expect(stats.p2pReason).toMatch(/WEBRTC_UNAVAILABLE: this environment has no (WebSocket|RTCPeerConnection)/);
+    expect(told).toEqual([{ state: 'unavailable', reason: stats.p2pReason }]);
+  });
+
+  it('plays over HTTP where RTCPeerConnection throws (WebRTC switched off by a privacy setting)', async () => {
+    const hls = new FakeHls();
+    const throwing = function RTCPeerConnection() {
+      throw new DOMException('WebRTC is disabled', 'NotAllowedError');
+    };
+    throwing.prototype.createDataChannel = () => {};
+    shoal = attachShoal(hls as unknown as Hls, {
+      httpClient: new FakeHttp(),
+      trackers: ['wss://tracker.test/announce'],
+      signalingOptions: { RTCPeerConnection: throwing as unknown as typeof RTCPeerConnection, WebSocket: class {} as any },
+    });
+    expect(shoal.getStats()).toMatchObject({ p2p: 'unavailable', p2pReason: 'WEBRTC_UNAVAILABLE: RTCPeerConnection cannot be created here: WebRTC is disabled' });
+  });
+
+  it('reports P2P off, not unavailable, without trackers', async () => {
+    const { shoal } = attached();
+    const told: string[] = [];
+    shoal.on('p2p', ({ state, reason }) => told.push(`${state}: ${reason}`));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(told).toEqual(['off: no tracker configured']);
+    expect(shoal.getStats()).toMatchObject({ p2p: 'off', p2pReason: 'no tracker configured' });
+  });
+
+  it("sends a load to hls.js's own loader when the engine throws, with a warning", async () => {
+    const { hls, shoal } = attached();
+    const warnings: string[] = [];
+    shoal.on('warning', ({ message }) => warnings.push(message));
+    vi.spyOn(shoal.engine, 'loadSegment').mockImplementation(() => {
+      throw new Error('engine bug');
+    });
+    const loader = new hls.config.fLoader(hls.config);
+    loader.load(context(2), { loadPolicy: { maxLoadTimeMs: 5000 } } as any, {} as any);
+    const fallback = hls.config.loader.mock.instances[0];
+    expect(fallback.load).toHaveBeenCalledOnce();
+    expect(warnings).toEqual(["segment 2 went to hls.js's own loader: engine bug"]);
+  });
+
   it('refuses trackers and a custom signaling together', () => {
     const hls = new FakeHls();
     expect(() => attachShoal(hls as unknown as Hls, { trackers: ['wss://t.test'], signaling: {} as any })).toThrow(/INVALID_OPTION/);

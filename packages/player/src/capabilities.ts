@@ -34,9 +34,9 @@ export function planPlayback(capabilities: BrowserCapabilities, p2pRequested: bo
   // Where MSE exists hls.js plays, even on Safari: only hls.js can carry Shoal's loaders.
   const playback: Playback = capabilities.mse ? 'hls.js' : capabilities.nativeHls ? 'native' : 'none';
   if (!p2pRequested) return { playback, p2p: 'off', p2pNote: 'P2P is turned off for this player.' };
-  if (playback === 'native') return { playback, p2p: 'unsupported', p2pNote: 'P2P off: no Media Source Extensions here, so the browser plays HLS natively.' };
-  if (playback === 'none') return { playback, p2p: 'unsupported', p2pNote: 'P2P off: this browser cannot play HLS.' };
-  if (!capabilities.webrtc) return { playback, p2p: 'unsupported', p2pNote: 'P2P off: this browser has no WebRTC data channels; playing over HTTP only.' };
+  if (playback === 'native') return { playback, p2p: 'unavailable', p2pNote: 'P2P off: no Media Source Extensions here, so the browser plays HLS natively.' };
+  if (playback === 'none') return { playback, p2p: 'unavailable', p2pNote: 'P2P off: this browser cannot play HLS.' };
+  if (!capabilities.webrtc) return { playback, p2p: 'unavailable', p2pNote: 'P2P off: this browser has no WebRTC data channels; playing over HTTP only.' };
   if (trackerCount === 0) return { playback, p2p: 'off', p2pNote: 'P2P off: no tracker configured.' };
   return { playback, p2p: 'on', p2pNote: '' };
 }

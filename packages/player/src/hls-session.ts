@@ -52,7 +52,7 @@ export class HlsSession {
         this.p2pState = 'on';
       } catch (error) {
         // P2P is an optimisation: the video still plays over HTTP, and the panel says why.
-        this.p2pState = 'failed';
+        this.p2pState = 'unavailable';
         this.p2pNote = `P2P failed to start: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
@@ -61,7 +61,7 @@ export class HlsSession {
       try {
         engine.attach(this.hls);
       } catch (error) {
-        this.p2pState = 'failed';
+        this.p2pState = 'unavailable';
         this.p2pNote = `P2P failed to start: ${error instanceof Error ? error.message : String(error)}`;
         engine.destroy();
         engine = null;
@@ -98,6 +98,17 @@ export class HlsSession {
     }
   }
 
+  /** The engine's own word once it runs (no WebRTC here, no tracker answers), else what the start decided. */
+  private p2pStatus(): { p2p: P2pState; p2pNote: string } {
+    try {
+      const status = this.engine?.status?.();
+      if (status) return { p2p: status.state, p2pNote: status.state === 'on' ? '' : `P2P ${status.state}: ${status.reason}; playing over HTTP.` };
+    } catch {
+      // An engine that cannot report keeps the start's verdict; its counters say the rest.
+    }
+    return { p2p: this.p2pState, p2pNote: this.p2pNote };
+  }
+
   rendition(): RenditionInfo | null {
     const index = this.hls.currentLevel;
     const level = index >= 0 ? this.hls.levels[index] : undefined;
@@ -110,10 +121,11 @@ export class HlsSession {
     const delivered = counters.httpBytes + counters.p2pBytes;
     const latency = this.hls.latency;
     const isLive = this.hls.levels[Math.max(0, this.hls.currentLevel)]?.details?.live ?? false;
+    const { p2p, p2pNote } = this.p2pStatus();
     return {
       playback: 'hls.js',
-      p2p: this.p2pState,
-      p2pNote: this.p2pNote,
+      p2p,
+      p2pNote,
       ...counters,
       ...this.meter.speeds(),
       p2pShare: delivered > 0 ? counters.p2pBytes / delivered : null,

@@ -2,7 +2,7 @@
 import { attachShoal, type ShoalHls, type ShoalHlsOptions } from '@shoal/hlsjs';
 import type Hls from 'hls.js';
 import type { P2pEngineSettings } from './options.js';
-import type { P2pCounters, P2pEngine } from './types.js';
+import type { P2pCounters, P2pEngine, P2pState } from './types.js';
 
 export class ShoalP2pEngine implements P2pEngine {
   /** The attached Shoal instance (events, full stats), once hls.js exists. */
@@ -23,6 +23,11 @@ export class ShoalP2pEngine implements P2pEngine {
     const stats = this.shoal?.getStats();
     if (!stats) return { httpBytes: 0, p2pBytes: 0, uploadedBytes: 0, peers: 0 };
     return { httpBytes: stats.httpBytes, p2pBytes: stats.p2pBytes, uploadedBytes: stats.uploadBytes, peers: stats.peers };
+  }
+
+  status(): { state: P2pState; reason: string } {
+    const stats = this.shoal?.getStats();
+    return stats ? { state: stats.p2p, reason: stats.p2pReason } : { state: 'on', reason: '' };
   }
 
   destroy(): void {

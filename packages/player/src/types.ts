@@ -23,14 +23,20 @@ export interface P2pEngine {
   hlsConfig(): Record<string, unknown>;
   attach(hls: unknown): void;
   counters(): P2pCounters;
+  /** Optional: the engine's own word on P2P once attached (e.g. `unavailable`: no WebRTC here, or no tracker answers). */
+  status?(): { state: P2pState; reason: string };
   destroy(): void;
 }
 
 /** How the stream is being played. */
 export type Playback = 'hls.js' | 'native' | 'none';
 
-/** Whether P2P is running, and if not, why. */
-export type P2pState = 'on' | 'off' | 'unsupported' | 'failed';
+/**
+ * Whether P2P is running: `off` when not asked for (`p2p: false`, no tracker), `unavailable` when
+ * asked for but it cannot run here or now (no MSE, no WebRTC, no tracker answers, it failed to
+ * start); `p2pNote` says why. Playback goes on over HTTP either way.
+ */
+export type P2pState = 'on' | 'off' | 'unavailable';
 
 export interface RenditionInfo {
   /** hls.js level index; -1 when played natively (the browser picks). */

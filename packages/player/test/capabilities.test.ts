@@ -12,12 +12,12 @@ describe('planPlayback', () => {
   });
   it('plays native HLS without P2P where MSE is missing (iOS Safari), and says why', () => {
     const plan = planPlayback({ mse: false, webrtc: true, nativeHls: true }, true, 1);
-    expect(plan).toMatchObject({ playback: 'native', p2p: 'unsupported' });
+    expect(plan).toMatchObject({ playback: 'native', p2p: 'unavailable' });
     expect(plan.p2pNote).toMatch(/natively/);
   });
   it('plays hls.js alone where WebRTC is missing, and says why', () => {
     const plan = planPlayback({ ...full, webrtc: false }, true, 1);
-    expect(plan).toMatchObject({ playback: 'hls.js', p2p: 'unsupported' });
+    expect(plan).toMatchObject({ playback: 'hls.js', p2p: 'unavailable' });
     expect(plan.p2pNote).toMatch(/WebRTC/);
   });
   it('turns P2P off without a tracker, and when asked to', () => {

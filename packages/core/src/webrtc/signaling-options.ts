@@ -122,7 +122,10 @@ function invalid(field: string, expected: string, value: unknown): never {
   throw new ShoalError('INVALID_OPTION', `signaling options.${field} must be ${expected}, got ${shown}`);
 }
 
-/** Merges the input over the defaults and validates every field; throws INVALID_OPTION naming the field. */
+/**
+ * Merges the input over the defaults and validates every field; throws INVALID_OPTION naming the
+ * field, or WEBRTC_UNAVAILABLE when the environment has no WebSocket or RTCPeerConnection.
+ */
 export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): ResolvedSignalingOptions {
   if (typeof input !== 'object' || input === null) invalid('', 'an object', input);
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
@@ -144,12 +147,24 @@ export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): Res
     const value = options[field];
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min) invalid(field, `an integer >= ${min}`, value);
   }
-  const WebSocketClass = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (typeof WebSocketClass !== 'function') invalid('WebSocket', 'a WebSocket class (none in this environment)', WebSocketClass);
-  const PeerConnectionClass =
-    options.RTCPeerConnection ?? (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection;
-  if (typeof PeerConnectionClass !== 'function') {
-    invalid('RTCPeerConnection', 'an RTCPeerConnection class (none in this environment)', PeerConnectionClass);
+  return { ...options, WebSocket: environmentClass('WebSocket', options.WebSocket), RTCPeerConnection: environmentClass('RTCPeerConnection', options.RTCPeerConnection) };
+}
+
+/**
+ * The class given, or the environment's own. A value given that is not a class is the
+ * integrator's error (INVALID_OPTION); a class the environment lacks (WebKitGTK and other builds
+ * without WebRTC, WebRTC switched off by policy or privacy settings) is the environment's:
+ * WEBRTC_UNAVAILABLE, on which integrations play over HTTP alone.
+ */
+function environmentClass<Name extends 'WebSocket' | 'RTCPeerConnection'>(name: Name, given: WebRtcSignalingOptions[Name]): ResolvedSignalingOptions[Name] {
+  if (given !== undefined) {
+    if (typeof given !== 'function') invalid(name, `a class like the browser's ${name}`, given);
+    return given as ResolvedSignalingOptions[Name];
   }
-  return { ...options, WebSocket: WebSocketClass, RTCPeerConnection: PeerConnectionClass };
+  const found = (globalThis as Record<string, unknown>)[name];
+  if (typeof found !== 'function') throw new ShoalError('WEBRTC_UNAVAILABLE', `this environment has no ${name} (${typeof found})`);
+  if (name === 'RTCPeerConnection' && typeof (found as { prototype?: { createDataChannel?: unknown } }).prototype?.createDataChannel !== 'function') {
+    throw new ShoalError('WEBRTC_UNAVAILABLE', 'this environment\'s RTCPeerConnection has no data channels');
+  }
+  return found as ResolvedSignalingOptions[Name];
 }

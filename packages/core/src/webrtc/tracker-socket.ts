@@ -25,6 +25,8 @@ const noop = () => {};
 
 export class TrackerSocket {
   connected = false;
+  /** The tracker answered since the connection last opened: it is reachable. */
+  answering = false;
   private socket: WebSocketLike | undefined;
   private failures = 0;
   private reconnectTimer: TimerId | undefined;
@@ -64,6 +66,7 @@ export class TrackerSocket {
     socket.onmessage = ({ data }) => {
       // Only a tracker that answers counts as reachable: one that accepts and drops us keeps backing off.
       this.failures = 0;
+      this.answering = true;
       let message: unknown;
       try {
         message = typeof data === 'string' ? JSON.parse(data) : undefined;
@@ -94,6 +97,7 @@ export class TrackerSocket {
     const { socket } = this;
     this.socket = undefined;
     this.connected = false;
+    this.answering = false;
     if (!socket) return;
     socket.onopen = socket.onmessage = socket.onclose = null;
     socket.onerror = noop;

@@ -16,9 +16,20 @@ import { TrackerSocket } from './tracker-socket.js';
 
 const log = createLogger('shoal:core:signaling');
 
-/** Creates the tracker + WebRTC signaling for the browser; throws INVALID_OPTION naming a bad field. */
+/**
+ * Creates the tracker + WebRTC signaling for the browser. Throws INVALID_OPTION naming a bad field,
+ * or WEBRTC_UNAVAILABLE where this environment cannot make a peer connection (no RTCPeerConnection,
+ * WebRTC switched off, a constructor that throws): integrations then play over HTTP alone.
+ */
 export function createWebRtcSignaling(options: WebRtcSignalingOptionsInput): Signaling {
-  return new WebRtcSignaling(resolveSignalingOptions(options));
+  const resolved = resolveSignalingOptions(options);
+  try {
+    // A privacy setting or extension may leave the class in place and make it throw.
+    new resolved.RTCPeerConnection({ iceServers: [] }).close();
+  } catch (error) {
+    throw new ShoalError('WEBRTC_UNAVAILABLE', `RTCPeerConnection cannot be created here: ${(error as Error)?.message ?? String(error)}`);
+  }
+  return new WebRtcSignaling(resolved);
 }
 
 /** Announce state of one swarm at one tracker. */
@@ -50,6 +61,12 @@ class WebRtcSignaling implements Signaling {
   private readonly trackers: TrackerSocket[] = [];
   private readonly swarms = new Map<string, Swarm>();
   private destroyed = false;
+  private readonly statusListeners: ((problem: string | undefined) => void)[] = [];
+  private problem: string | undefined;
+  /** Why the last tracker failed; the problem while no tracker answers. */
+  private lastTrackerError: string | undefined;
+  /** Set for good once RTCPeerConnection threw: no peer can connect from here. */
+  private peerConnectionError: string | undefined;
 
   constructor(private readonly options: ResolvedSignalingOptions) {
     this.peerIdBinary = options.peerId ? hexToBinary(options.peerId) : randomBinaryId('-SH0001-');
@@ -65,7 +82,7 @@ class WebRtcSignaling implements Signaling {
     if (this.swarms.has(infoHashBinary)) {
       throw new ShoalError('INVALID_OPTION', `swarm ${binaryToHex(infoHashBinary)} is already joined`);
     }
-    const swarm = new Swarm(infoHashBinary, this.peerIdBinary, this.localPeerId, this.options, events);
+    const swarm = new Swarm(infoHashBinary, this.peerIdBinary, this.localPeerId, this.options, events, this.peerConnectionFailed);
     this.swarms.set(infoHashBinary, swarm);
     if (this.trackers.length === 0) {
       for (const url of this.options.trackers) this.trackers.push(this.openTracker(url));
@@ -84,10 +101,29 @@ class WebRtcSignaling implements Signaling {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.statusListeners.length = 0;
     for (const swarm of this.swarms.values()) swarm.leave();
     this.swarms.clear();
     for (const tracker of this.trackers.splice(0)) tracker.destroy();
   }
+
+  watchStatus(listener: (problem: string | undefined) => void): void {
+    this.statusListeners.push(listener);
+  }
+
+  /** Why no peer can be found now (RTCPeerConnection fails, or no tracker answers since one failed), told on every change. */
+  private updateStatus(): void {
+    const trackerProblem = this.trackers.some((tracker) => tracker.answering) ? undefined : this.lastTrackerError;
+    const problem = this.peerConnectionError ?? trackerProblem;
+    if (problem === this.problem) return;
+    this.problem = problem;
+    for (const listener of this.statusListeners) listener(problem);
+  }
+
+  private readonly peerConnectionFailed = (message: string): void => {
+    this.peerConnectionError ??= `RTCPeerConnection failed: ${message}`;
+    this.updateStatus();
+  };
 
   private openTracker(url: string): TrackerSocket {
     const tracker: TrackerSocket = new TrackerSocket(url, this.options, {
@@ -98,11 +134,14 @@ class WebRtcSignaling implements Signaling {
       message: (message) => {
         const swarm = isBinaryId(message.info_hash) ? this.swarms.get(message.info_hash) : undefined;
         // Another swarm's message, one we left, or our own offer echoed: nothing to do.
+        this.updateStatus();
         if (!swarm || message.peer_id === this.peerIdBinary) return;
         swarm.trackerMessage(tracker, message);
       },
       error: (error) => {
         log('%s', error.message);
+        this.lastTrackerError = error.message;
+        this.updateStatus();
         for (const swarm of this.swarms.values()) swarm.trackerLost(tracker, error);
       },
       warning: (message) => {
@@ -127,6 +166,7 @@ class Swarm {
     private readonly localPeerId: string,
     private readonly options: ResolvedSignalingOptions,
     readonly events: SignalingEvents,
+    private readonly peerConnectionFailed: (message: string) => void,
   ) {}
 
   trackerOpened(tracker: TrackerSocket): void {
@@ -256,6 +296,7 @@ class Swarm {
   private async makeOffer(tracker: TrackerSocket): Promise<{ offerId: string; offer: SessionDescription } | undefined> {
     const offerId = randomBinaryId();
     const peer = this.createPeer(true);
+    if (!peer) return undefined;
     this.offers.set(offerId, { peer, tracker });
     peer.setDeadline(this.options.offerTimeoutMs, 'no answer to the offer');
     try {
@@ -276,6 +317,7 @@ class Swarm {
     const remotePeerId = binaryToHex(remoteBinary);
     if (!this.admit(remotePeerId, false)) return;
     const peer = this.createPeer(false);
+    if (!peer) return;
     peer.remotePeerId = remotePeerId;
     this.connections.set(remotePeerId, peer);
     peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
@@ -332,7 +374,19 @@ class Swarm {
     return true;
   }
 
-  private createPeer(initiator: boolean): RtcPeer {
+  /** A new connection, or undefined (and the signaling's status says why) where RTCPeerConnection throws. */
+  private createPeer(initiator: boolean): RtcPeer | undefined {
+    try {
+      return this.newPeer(initiator);
+    } catch (error) {
+      const message = (error as Error)?.message ?? String(error);
+      this.events.warning(`could not create an RTCPeerConnection: ${message}`);
+      this.peerConnectionFailed(message);
+      return undefined;
+    }
+  }
+
+  private newPeer(initiator: boolean): RtcPeer {
     const { options } = this;
     return new RtcPeer(initiator, {
       RTCPeerConnection: options.RTCPeerConnection,
