@@ -1,9 +1,9 @@
 // What the engine tells its integrator: the typed event map with its emitter, and the stats shapes.
-import type { EffectiveLatencyMode } from './scheduler.js';
+import type { EffectiveLatencyMode } from './plan/scheduler.js';
 import type { P2pState } from './p2p-status.js';
-import type { LoadTiming } from './pending-loads.js';
+import type { LoadTiming } from './transfers/pending-loads.js';
 import type { SegmentRef, SegmentSource } from './types.js';
-import type { UploadGovernorStats } from './upload-governor.js';
+import type { UploadGovernorStats } from './upload/upload-governor.js';
 
 export interface EngineEventMap {
   'segment-loaded': { ref: SegmentRef; source: SegmentSource; bytes: number; timing: LoadTiming };

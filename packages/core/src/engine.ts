@@ -5,19 +5,19 @@
 // around the pure scheduler.ts) whenever state changes, and on a timer while work is in flight.
 import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
 import { ShoalError } from './errors.js';
-import { SegmentVerifier, webCryptoSha256, type Sha256 } from './integrity.js';
+import { SegmentVerifier, webCryptoSha256, type Sha256 } from './store/integrity.js';
 import { createLogger } from './logger.js';
-import { OriginThroughput } from './origin-throughput.js';
+import { OriginThroughput } from './transfers/origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { P2pStatusReporter, startingP2pStatus } from './p2p-status.js';
-import type { SegmentLoad, Waiter } from './pending-loads.js';
-import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './playback-policy.js';
-import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './scheduler.js';
-import { MemorySegmentStore } from './segment-store.js';
-import { downloadsLeftBytes, planStream } from './stream-planner.js';
+import type { SegmentLoad, Waiter } from './transfers/pending-loads.js';
+import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './plan/playback-policy.js';
+import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './plan/scheduler.js';
+import { MemorySegmentStore } from './store/segment-store.js';
+import { downloadsLeftBytes, planStream } from './plan/stream-planner.js';
 import { Stream } from './stream.js';
 import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
-import { UploadGovernor } from './upload-governor.js';
+import { UploadGovernor } from './upload/upload-governor.js';
 
 const log = createLogger('shoal:core:engine');
 

@@ -3,7 +3,7 @@
 export { ShoalEngine } from './engine.js';
 export type { EngineDeps, StreamRegistration } from './engine.js';
 export type { EngineEventMap, EngineEventName, EngineListener, EngineStats, StreamStats } from './engine-events.js';
-export type { LoadResult, LoadTiming, SegmentLoad } from './pending-loads.js';
+export type { LoadResult, LoadTiming, SegmentLoad } from './transfers/pending-loads.js';
 export type { P2pState, P2pStatus } from './p2p-status.js';
 export { DEFAULT_OPTIONS, resolveOptions } from './options.js';
 export type { EngineOptions, EngineOptionsInput, SegmentValidator } from './options.js';
@@ -13,14 +13,14 @@ export { createLogger, enableLogging } from './logger.js';
 export type { LogSink, Logger } from './logger.js';
 export { infoHash, infoHashHex, sha1, streamKey, swarmIdFromUrl } from './identity.js';
 export type { RenditionAttributes } from './identity.js';
-export { MemorySegmentStore } from './segment-store.js';
-export { FetchHttpClient } from './fetch-http-client.js';
-export { realClock } from './real-clock.js';
-export type { FetchHttpClientOptions } from './fetch-http-client.js';
-export { PROTOCOL_VERSION } from './peer-protocol.js';
-export { electOriginFetchers } from './live-edge-seeding.js';
-export { resolveLatencyMode } from './scheduler.js';
-export type { EffectiveLatencyMode } from './scheduler.js';
+export { MemorySegmentStore } from './store/segment-store.js';
+export { FetchHttpClient } from './platform/fetch-http-client.js';
+export { realClock } from './platform/real-clock.js';
+export type { FetchHttpClientOptions } from './platform/fetch-http-client.js';
+export { PROTOCOL_VERSION } from './wire/peer-protocol.js';
+export { electOriginFetchers } from './plan/live-edge-seeding.js';
+export { resolveLatencyMode } from './plan/scheduler.js';
+export type { EffectiveLatencyMode } from './plan/scheduler.js';
 export type {
   ByteRange,
   Clock,

@@ -1,15 +1,15 @@
 // One stream (a rendition of the media, one swarm) and its rooms, wired together: its playlist,
 // its peer pool, its transfers, the player's loads waiting on it and its live-edge seeding.
 import type { EngineEmit, StreamStats } from './engine-events.js';
-import type { SegmentVerifier } from './integrity.js';
-import { LiveEdgeSeeding, newlyListed } from './live-edge-seeding.js';
+import type { SegmentVerifier } from './store/integrity.js';
+import { LiveEdgeSeeding, newlyListed } from './plan/live-edge-seeding.js';
 import type { EngineOptions } from './options.js';
-import { PeerPool, type PeerPoolOwner } from './peer-pool.js';
-import { PendingLoads } from './pending-loads.js';
-import type { OriginThroughput } from './origin-throughput.js';
-import { Transfers } from './transfers.js';
+import { PeerPool, type PeerPoolOwner } from './peers/peer-pool.js';
+import { PendingLoads } from './transfers/pending-loads.js';
+import type { OriginThroughput } from './transfers/origin-throughput.js';
+import { Transfers } from './transfers/transfers.js';
 import type { Clock, HttpClient, SegmentRef, SegmentStore } from './types.js';
-import type { UploadGovernor } from './upload-governor.js';
+import type { UploadGovernor } from './upload/upload-governor.js';
 
 /** Bitrate assumed for a segment's size before any segment of its stream was measured: 2 Mbit/s. */
 const DEFAULT_BYTES_PER_S = 250_000;

@@ -9,8 +9,8 @@ export { FlowNetwork, Pipe, SimHost, type LinkCapacity } from './testing/flow-ne
 export { ChannelLedger, SimChannelEnd, connectHosts, linkTransports, type LinkOptions } from './testing/sim-channel.js';
 export { SimOrigin, HTTP_CHUNK_BYTES, type OriginCounters, type OriginOptions, type Rendition, type StreamSpec } from './testing/sim-origin.js';
 /** TCP's initial congestion window the simulated origin starts each transfer with (the one the engine's HTTP budgets assume). */
-export { TCP_INITIAL_WINDOW_BYTES as INITIAL_WINDOW_BYTES } from './scheduler.js';
+export { TCP_INITIAL_WINDOW_BYTES as INITIAL_WINDOW_BYTES } from './plan/scheduler.js';
 export { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type PlayerSetup, type StallRecord, type ViewerRecord } from './testing/player-model.js';
-export { pickEvictionVictim } from './segment-store.js';
-export { CHUNK_BYTES, DATA_HEADER_BYTES, MessageType } from './peer-protocol.js';
+export { pickEvictionVictim } from './store/segment-store.js';
+export { CHUNK_BYTES, DATA_HEADER_BYTES, MessageType } from './wire/peer-protocol.js';
 export { DEFAULT_SIGNALING_OPTIONS } from './webrtc/signaling-options.js';

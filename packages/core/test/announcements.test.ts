@@ -3,7 +3,7 @@
 // acknowledgement; on a home uplink the viewer's own requests wait behind that chatter.
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
-import { PROTOCOL_VERSION, decode, encode, type PeerMessage } from '../src/peer-protocol.js';
+import { PROTOCOL_VERSION, decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 

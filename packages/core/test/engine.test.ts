@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
-import { PROTOCOL_VERSION, decode, encode } from '../src/peer-protocol.js';
+import { PROTOCOL_VERSION, decode, encode } from '../src/wire/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports, type SimChannelEnd } from '../src/testing.js';
@@ -680,7 +680,7 @@ describe('segment validation', () => {
   });
 
   it('reads byte-range entries of a PeerTube manifest with inclusive ends', async () => {
-    const { SegmentVerifier } = await import('../src/integrity.js');
+    const { SegmentVerifier } = await import('../src/store/integrity.js');
     const clock = new VirtualClock();
     const origin = new FakeOrigin(clock);
     const bytes = new Uint8Array(100).fill(9);

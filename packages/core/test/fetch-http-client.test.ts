@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FetchHttpClient } from '../src/fetch-http-client.js';
-import { realClock } from '../src/real-clock.js';
+import { FetchHttpClient } from '../src/platform/fetch-http-client.js';
+import { realClock } from '../src/platform/real-clock.js';
 
 const file = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 13) & 0xff);
 let server: Server;

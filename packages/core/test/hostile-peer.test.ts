@@ -1,9 +1,9 @@
 // PeerSession against a hostile remote speaking the wire protocol by hand: what a silent, lying or
 // flooding peer gets from us. Over a fake link on the virtual clock.
 import { describe, expect, it } from 'vitest';
-import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
-import { decode, encode, type PeerMessage } from '../src/peer-protocol.js';
-import { UploadGovernor } from '../src/upload-governor.js';
+import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
+import { decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
+import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 

@@ -2,7 +2,7 @@
 // an engine and the kit's hls.js-like player, watching the kit's live origin. The test decides who
 // links to whom (a full or partial mesh) once the viewers have joined their swarm.
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
-import type { Sha256 } from '../src/integrity.js';
+import type { Sha256 } from '../src/store/integrity.js';
 import {
   ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock, connectHosts,
   type LinkCapacity, type OriginOptions, type PlayerParams, type StreamSpec,

@@ -2,8 +2,8 @@
 // moment, an origin in trouble: after a failed origin request, it stops waiting earlier for a while. Engine on the virtual clock, a live stream, one connected peer that has nothing.
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
-import { PROTOCOL_VERSION, encode } from '../src/peer-protocol.js';
-import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/origin-throughput.js';
+import { PROTOCOL_VERSION, encode } from '../src/wire/peer-protocol.js';
+import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/transfers/origin-throughput.js';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 

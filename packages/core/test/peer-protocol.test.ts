@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHUNK_BYTES, MAX_MAP_SEGMENTS, MAX_MESSAGE_BYTES, SegmentState, availabilityMap, decode, encode, encodeDataInto, type PeerMessage } from '../src/peer-protocol.js';
+import { CHUNK_BYTES, MAX_MAP_SEGMENTS, MAX_MESSAGE_BYTES, SegmentState, availabilityMap, decode, encode, encodeDataInto, type PeerMessage } from '../src/wire/peer-protocol.js';
 
 const fromHex = (hex: string) => Uint8Array.from(hex.replace(/\s+/g, '').match(/../g) ?? [], (byte) => parseInt(byte, 16));
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');

@@ -1,7 +1,7 @@
 // PeerSession on its own, over a fake link on the virtual clock.
 import { describe, expect, it } from 'vitest';
-import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
-import { UploadGovernor } from '../src/upload-governor.js';
+import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
+import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 

@@ -3,10 +3,10 @@
 // none can bring it in time. The whole is verified before the player gets it, and a bad copy from
 // two senders gets only the peer whose bytes differ from the origin's banned.
 import { describe, expect, it } from 'vitest';
-import { decode } from '../src/peer-protocol.js';
-import { plan, type SchedulerInput, type SegmentPlan } from '../src/scheduler.js';
-import { sendersOfBadBytes } from '../src/sender-blame.js';
-import type { PeerSession } from '../src/peer.js';
+import { decode } from '../src/wire/peer-protocol.js';
+import { plan, type SchedulerInput, type SegmentPlan } from '../src/plan/scheduler.js';
+import { sendersOfBadBytes } from '../src/transfers/sender-blame.js';
+import type { PeerSession } from '../src/peers/peer.js';
 import type { LinkOptions, SimChannelEnd } from '../src/testing.js';
 import type { SegmentRef } from '../src/types.js';
 import { enginesDestroyedAfterEach } from './fakes.js';

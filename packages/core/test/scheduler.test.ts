@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LiveEdgeSeeding, electOriginFetchers, newlyListed, relayExpiry, seedStartDelayMs } from '../src/live-edge-seeding.js';
-import { SegmentState, type SegmentStateValue } from '../src/peer-protocol.js';
+import { LiveEdgeSeeding, electOriginFetchers, newlyListed, relayExpiry, seedStartDelayMs } from '../src/plan/live-edge-seeding.js';
+import { SegmentState, type SegmentStateValue } from '../src/wire/peer-protocol.js';
 import {
   nextPlanMs,
   parkedStep,
@@ -17,8 +17,8 @@ import {
   type PeerPlan,
   type SchedulerInput,
   type SegmentPlan,
-} from '../src/scheduler.js';
-import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from '../src/playback-policy.js';
+} from '../src/plan/scheduler.js';
+import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from '../src/plan/playback-policy.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 
 const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 60 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemorySegmentStore } from '../src/segment-store.js';
+import { MemorySegmentStore } from '../src/store/segment-store.js';
 import type { SegmentRef } from '../src/types.js';
 
 const ref = (sequence: number, streamKey = 's'): SegmentRef => ({ streamKey, sequence, url: `/seg${sequence}.ts`, startS: sequence * 2, durationS: 2 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UplinkDelay } from '../src/uplink-delay.js';
+import { UplinkDelay } from '../src/upload/uplink-delay.js';
 
 /** Three answered pings a quarter second apart, no queue (one-way 1000 ms with the clock offset, round trip 20 ms). */
 function measured(peers: string[]): { delay: UplinkDelay; nowMs: number } {

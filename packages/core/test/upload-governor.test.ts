@@ -1,9 +1,9 @@
 // The upload governor: its controller alone, its pacing and order over fake sources, and the
 // whole loop (pings, delay samples, pace) over a fake link slower than its start pace.
 import { describe, expect, it } from 'vitest';
-import { PeerSession, type PeerSessionHooks } from '../src/peer.js';
-import { PACE_UNMEASURED } from '../src/peer-protocol.js';
-import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload-governor.js';
+import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
+import { PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
+import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload/upload-governor.js';
 import { peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '../src/testing.js';
 

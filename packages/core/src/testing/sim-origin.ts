@@ -6,7 +6,7 @@
 // SHA-256 integrity manifest (PeerTube's format) listing exactly the segments published so far,
 // as a live origin's does.
 import { ShoalError } from '../errors.js';
-import { TCP_INITIAL_WINDOW_BYTES } from '../scheduler.js';
+import { TCP_INITIAL_WINDOW_BYTES } from '../plan/scheduler.js';
 import type { ByteRange, HttpClient, HttpRequest, HttpTransfer, SegmentRef } from '../types.js';
 import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
 import type { Prng } from './prng.js';

@@ -1,7 +1,7 @@
 // Every option of the browser signaling (tracker client + WebRTC), its default and its
 // validation live here and nowhere else.
 import { ShoalError } from '../errors.js';
-import { realClock } from '../real-clock.js';
+import { realClock } from '../platform/real-clock.js';
 import type { Clock } from '../types.js';
 
 /** The subset of the WebSocket API the tracker client uses (browsers' WebSocket, or `ws` in Node). */

@@ -1,14 +1,14 @@
 // The peer pool of one stream's swarm: joining and leaving it through signaling, admitting peers
 // (bans, maxPeers), asking trackers for more, each session's hooks, bans, and announcing our
 // availability to the peers. What peers deliver goes to the engine's transfers (PeerPoolOwner).
-import type { EngineEmit, StreamStats } from './engine-events.js';
-import { infoHash } from './identity.js';
-import { createLogger } from './logger.js';
-import type { EngineOptions } from './options.js';
-import { SegmentState, availabilityMap, type SegmentStateValue } from './peer-protocol.js';
+import type { EngineEmit, StreamStats } from '../engine-events.js';
+import { infoHash } from '../identity.js';
+import { createLogger } from '../logger.js';
+import type { EngineOptions } from '../options.js';
+import { SegmentState, availabilityMap, type SegmentStateValue } from '../wire/peer-protocol.js';
 import { PeerSession, type PeerSessionHooks } from './peer.js';
-import type { Clock, PeerTransport, SegmentStore, Signaling, SwarmSignal } from './types.js';
-import type { UploadGovernor } from './upload-governor.js';
+import type { Clock, PeerTransport, SegmentStore, Signaling, SwarmSignal } from '../types.js';
+import type { UploadGovernor } from '../upload/upload-governor.js';
 
 const log = createLogger('shoal:core:peer-pool');
 

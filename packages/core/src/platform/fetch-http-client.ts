@@ -1,7 +1,7 @@
 // The real HttpClient (global fetch: browsers and Node >= 18). Everything else in the engine
 // reaches the network only through this interface (and time through a Clock: real-clock.ts).
-import { ShoalError } from './errors.js';
-import type { HttpClient, HttpRequest, HttpTransfer } from './types.js';
+import { ShoalError } from '../errors.js';
+import type { HttpClient, HttpRequest, HttpTransfer } from '../types.js';
 
 export interface FetchHttpClientOptions {
   /** Sent with every request (credentials: 'include' for cookie-protected origins). */

@@ -1,6 +1,6 @@
 // Pending loads: the player's waiters, by segment, for one stream. A load waits here until a
 // transfer completes (or fails), the store holds the segment, it is aborted, or the engine dies.
-import type { SegmentRef, SegmentSource } from './types.js';
+import type { SegmentRef, SegmentSource } from '../types.js';
 
 export interface LoadTiming {
   /** When loadSegment was called (engine clock, ms). */

@@ -1,9 +1,9 @@
 // What one peer asked us for: its queued uploads, handed to the upload governor as one source and
 // sent as the governor paces them, the oldest ready one first. A segment we are still receiving is
 // relayed as its bytes arrive; its last byte waits until our copy is verified (see PROTOCOL.md).
-import { DATA_HEADER_BYTES, encodeDataInto, type PeerMessage } from './peer-protocol.js';
-import type { Clock } from './types.js';
-import { MIN_CHUNK_BYTES, type UploadGovernor, type UploadSource } from './upload-governor.js';
+import { DATA_HEADER_BYTES, encodeDataInto, type PeerMessage } from '../wire/peer-protocol.js';
+import type { Clock } from '../types.js';
+import { MIN_CHUNK_BYTES, type UploadGovernor, type UploadSource } from '../upload/upload-governor.js';
 
 /**
  * Requests a peer may queue with us before it gets `busy`. Our own sessions never ask one peer for

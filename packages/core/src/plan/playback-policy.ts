@@ -1,7 +1,7 @@
 // What the player's reports decide around the plan: when they ask for a new plan, and when the
 // viewer's own playback needs its whole uplink (uploads yield, meeting peers waits). Pure
 // functions of the playback state, like the scheduler's.
-import type { PlaybackState } from './types.js';
+import type { PlaybackState } from '../types.js';
 
 /** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
 const PLAYBACK_DRIFT_S = 0.2;

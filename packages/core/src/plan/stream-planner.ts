@@ -1,9 +1,9 @@
 // Planning one stream: builds the scheduler's snapshot from the stream's rooms (its loads,
 // transfers, seeding, peers and the store), calls plan(), and hands each action to the room that
 // carries it out. Returns when to plan the stream again.
-import type { EngineEmit } from './engine-events.js';
-import { createLogger } from './logger.js';
-import type { EngineOptions } from './options.js';
+import type { EngineEmit } from '../engine-events.js';
+import { createLogger } from '../logger.js';
+import type { EngineOptions } from '../options.js';
 import {
   PREFETCH_STORE_SHARE,
   estimatedSegmentBytes,
@@ -15,9 +15,9 @@ import {
   type ModeWindows,
   type SegmentPlan,
 } from './scheduler.js';
-import type { Stream } from './stream.js';
-import type { Transfer } from './transfer.js';
-import type { Clock, PlaybackState, SegmentRef, SegmentStore } from './types.js';
+import type { Stream } from '../stream.js';
+import type { Transfer } from '../transfers/transfer.js';
+import type { Clock, PlaybackState, SegmentRef, SegmentStore } from '../types.js';
 
 const log = createLogger('shoal:core:engine');
 

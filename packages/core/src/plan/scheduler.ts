@@ -1,7 +1,7 @@
 // The scheduler: pure functions from a snapshot of state to actions. No clock, no I/O: the
 // engine builds the snapshot, calls plan(), and carries out what comes back. That is what
 // lets the same decisions run in the browser, in vitest and in the swarm simulator.
-import type { LatencyMode, PlaybackState, SegmentRef } from './types.js';
+import type { LatencyMode, PlaybackState, SegmentRef } from '../types.js';
 
 /** The latency mode in effect once `auto` is resolved. */
 export type EffectiveLatencyMode = 'low' | 'normal' | 'high';

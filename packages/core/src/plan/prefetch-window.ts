@@ -1,6 +1,6 @@
 // The prefetch window: which segments ahead of the playhead the plan may fetch from peers before
 // the player asks, bounded by time ahead and by the store's room. Pure, like the scheduler.
-import type { SegmentRef } from './types.js';
+import type { SegmentRef } from '../types.js';
 
 /** Share of the store that prefetching may fill ahead of the playhead: a window the store cannot hold would be evicted and fetched again. */
 export const PREFETCH_STORE_SHARE = 0.5;

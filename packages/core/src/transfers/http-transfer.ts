@@ -1,9 +1,9 @@
 // The HTTP half of a transfer: one origin request for the whole segment, or a Range request for
 // what a peer did not send, counted into the stream's stats and the link's throughput as it
 // arrives. Its outcome goes back to the Transfers room (transfers.ts) through HttpRoom.
-import { ShoalError, isShoalError } from './errors.js';
-import { createLogger } from './logger.js';
-import { estimatedSegmentBytes } from './scheduler.js';
+import { ShoalError, isShoalError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { estimatedSegmentBytes } from '../plan/scheduler.js';
 import type { Transfer, TransferDeps, TransferStream } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');

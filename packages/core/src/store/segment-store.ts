@@ -1,6 +1,6 @@
 // The default SegmentStore: memory, bounded in bytes. When over the limit it drops segments
 // behind the playhead first (oldest first), then the ones furthest ahead of it.
-import type { SegmentRef, SegmentStore } from './types.js';
+import type { SegmentRef, SegmentStore } from '../types.js';
 
 interface StoredSegment {
   bytes: Uint8Array;

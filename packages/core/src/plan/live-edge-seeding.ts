@@ -2,8 +2,8 @@
 // elects a few origin fetchers per segment without any coordination (every peer that knows the
 // same ids elects the same ones); the others get the segment from them over P2P. A neighbour's
 // "fetching" is relayed one hop further so that peers beyond it hold back their own origin fetch.
-import { createLogger } from './logger.js';
-import { SegmentState, type SegmentStateValue } from './peer-protocol.js';
+import { createLogger } from '../logger.js';
+import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
 
 const log = createLogger('shoal:core:seeding');
 

@@ -1,5 +1,5 @@
 // What one peer says it has: its availability map and `have` deltas, as the session reads them.
-import { SegmentState, type SegmentStateValue } from './peer-protocol.js';
+import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
 
 /**
  * Segments a peer may announce at once (twice the availability map's 4096). Peers say `none` on

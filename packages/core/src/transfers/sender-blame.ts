@@ -3,7 +3,7 @@
 // cannot say whose bytes are bad, so the failed copy is kept until the origin's copy of the segment
 // arrives, and only a peer whose range differs from the origin's is banned. Never fetched from the
 // origin (nobody waits for the segment): nobody is banned.
-import type { PeerSession } from './peer.js';
+import type { PeerSession } from '../peers/peer.js';
 
 /** A peer that sent part of a transfer's bytes: those from `fromByte` to the next sender's. */
 export interface Sender {

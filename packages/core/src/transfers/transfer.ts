@@ -1,15 +1,15 @@
 // One segment's transfer, the record the Transfers room (transfers.ts) and its HTTP half
 // (http-transfer.ts) share: where its bytes come from and what arrived so far. It imports
 // only types, so both import it without a loop.
-import type { EngineEmit, StreamStats } from './engine-events.js';
-import type { SegmentVerifier } from './integrity.js';
+import type { EngineEmit, StreamStats } from '../engine-events.js';
+import type { SegmentVerifier } from '../store/integrity.js';
 import type { OriginThroughput } from './origin-throughput.js';
 import type { PendingLoads } from './pending-loads.js';
-import type { PeerPool } from './peer-pool.js';
-import type { PeerSession } from './peer.js';
-import type { ResumedPrefix } from './peer-download.js';
+import type { PeerPool } from '../peers/peer-pool.js';
+import type { PeerSession } from '../peers/peer.js';
+import type { ResumedPrefix } from '../peers/peer-download.js';
 import type { FailedMixedCopy, Sender } from './sender-blame.js';
-import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentStore } from './types.js';
+import type { Clock, HttpClient, HttpTransfer, SegmentRef, SegmentStore } from '../types.js';
 
 /** `verifying`: bytes complete, integrity check running; `parked`: complete P2P bytes waiting for the next manifest. */
 export type TransferState = 'http' | 'p2p' | 'verifying' | 'parked';

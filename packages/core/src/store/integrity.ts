@@ -1,10 +1,10 @@
 // Verification of bytes that came from peers: the integrator's validateSegment callback and/or a
 // SHA-256 manifest in PeerTube's format ({file: sha256} or {file: {"start-end": sha256}}, with
 // an inclusive end as in an HTTP Range header).
-import { ShoalError } from './errors.js';
-import { toHex } from './identity.js';
-import type { SegmentValidator } from './options.js';
-import type { Clock, HttpClient, SegmentRef } from './types.js';
+import { ShoalError } from '../errors.js';
+import { toHex } from '../identity.js';
+import type { SegmentValidator } from '../options.js';
+import type { Clock, HttpClient, SegmentRef } from '../types.js';
 
 /** `unverifiable`: a manifest is configured but has no entry for the segment (yet). */
 export type Verdict = 'valid' | 'invalid' | 'unverifiable';

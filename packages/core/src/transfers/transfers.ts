@@ -5,15 +5,15 @@
 // another peer that has the segment, or over HTTP with a Range request (http-transfer.ts), as the
 // plan decides; a transfer nobody needs any more is dropped.
 import { runHttp, type HttpRoom } from './http-transfer.js';
-import { createLogger } from './logger.js';
-import { SegmentState } from './peer-protocol.js';
-import { MAX_WASTED_P2P_TRANSFERS } from './scheduler.js';
-import type { PeerSession } from './peer.js';
-import type { ResumedPrefix } from './peer-download.js';
+import { createLogger } from '../logger.js';
+import { SegmentState } from '../wire/peer-protocol.js';
+import { MAX_WASTED_P2P_TRANSFERS } from '../plan/scheduler.js';
+import type { PeerSession } from '../peers/peer.js';
+import type { ResumedPrefix } from '../peers/peer-download.js';
 import { sendersOfBadBytes } from './sender-blame.js';
 import { Transfer, type TransferDeps, type TransferStream } from './transfer.js';
 import type { LoadTiming } from './pending-loads.js';
-import type { SegmentSource } from './types.js';
+import type { SegmentSource } from '../types.js';
 
 export { Transfer, type TransferDeps, type TransferState, type TransferStream } from './transfer.js';
 

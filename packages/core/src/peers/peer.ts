@@ -2,7 +2,7 @@
 // message against the session (a violation is reported for a ban, never thrown), assembles the
 // segment we download from the peer, hands the peer's requests to its uploads (peer-uploads.ts),
 // and pings the peer: its answers time our uplink's queue and tell us the peer's upload state.
-import { createLogger } from './logger.js';
+import { createLogger } from '../logger.js';
 import {
   PACE_UNMEASURED,
   PROTOCOL_VERSION,
@@ -14,12 +14,12 @@ import {
   wireMs,
   wireMsDiff,
   wireUploadState,
-} from './peer-protocol.js';
-import type { Clock, PeerTransport, TimerId } from './types.js';
+} from '../wire/peer-protocol.js';
+import type { Clock, PeerTransport, TimerId } from '../types.js';
 import { PeerAvailability } from './peer-availability.js';
 import { bytesFromPeer, downloadProgress, receivedPrefix, type Download, type DownloadProgress, type ResumedPrefix } from './peer-download.js';
 import { PeerUploads, type UploadHooks } from './peer-uploads.js';
-import type { UploadGovernor } from './upload-governor.js';
+import type { UploadGovernor } from '../upload/upload-governor.js';
 
 const log = createLogger('shoal:core:peer');
 

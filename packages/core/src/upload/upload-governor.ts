@@ -9,8 +9,8 @@
 // buffer is low, and below the pace by what the viewer's own downloads need of the uplink while
 // they run (the engine says both). What SCTP holds unsent is bounded too, so a cancel or a yield
 // takes effect within a fraction of a second.
-import { CHUNK_BYTES, PACE_UNMEASURED } from './peer-protocol.js';
-import type { Clock, TimerId } from './types.js';
+import { CHUNK_BYTES, PACE_UNMEASURED } from '../wire/peer-protocol.js';
+import type { Clock, TimerId } from '../types.js';
 import { UplinkDelay } from './uplink-delay.js';
 
 /** Queueing delay the controller aims for, ms: small next to a segment's download time. */
