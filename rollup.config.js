@@ -9,7 +9,7 @@ import dts from 'rollup-plugin-dts';
 import esbuild from 'rollup-plugin-esbuild';
 
 const packages = [
-  { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts', testing: 'src/testing.ts' } },
+  { dir: 'packages/core', entries: { index: 'src/index.ts', webrtc: 'src/webrtc.ts' } },
   { dir: 'packages/hlsjs', entries: { index: 'src/index.ts' } },
   {
     dir: 'packages/player',

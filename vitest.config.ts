@@ -5,12 +5,13 @@ import { defineConfig } from 'vitest/config';
 // Playwright (playwright.config.ts). Packages resolve each other from source here, so a unit
 // test never depends on a stale build.
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const alias = {
-  '@shoal/core/webrtc': fromRoot('./packages/core/src/webrtc.ts'),
-  '@shoal/core/testing': fromRoot('./packages/core/src/testing.ts'),
-  '@shoal/core': fromRoot('./packages/core/src/index.ts'),
-  '@shoal/hlsjs': fromRoot('./packages/hlsjs/src/index.ts'),
-};
+const alias = [
+  { find: '@shoal/core/webrtc', replacement: fromRoot('./packages/core/src/webrtc.ts') },
+  { find: '@shoal/core', replacement: fromRoot('./packages/core/src/index.ts') },
+  { find: '@shoal/hlsjs', replacement: fromRoot('./packages/hlsjs/src/index.ts') },
+  { find: '@shoal/sim/kit', replacement: fromRoot('./sim/src/kit.ts') },
+  { find: /^@shoal\/e2e\/(.*)$/, replacement: fromRoot('./e2e/src/$1.ts') },
+];
 const project = (name: string, dir: string) => ({
   resolve: { alias },
   test: { name, include: [`${dir}/test/**/*.test.ts`], testTimeout: 30_000 },
@@ -24,6 +25,7 @@ export default defineConfig({
       project('player', 'packages/player'),
       project('tracker', 'tracker'),
       project('e2e', 'e2e'),
+      project('sim', 'sim'),
     ],
   },
 });

@@ -1,5 +1,5 @@
 // Builds everything: browser packages with rollup (and @shoal/hlsjs's one-file browser bundle with
-// esbuild), Node packages (tracker, e2e) with tsc, and the sample stream (ffmpeg) when it is missing.
+// esbuild), Node packages (tracker, e2e, sim) with tsc, and the sample stream (ffmpeg) when it is missing.
 //
 // `node scripts/build.mjs <package dir>` builds one publishable package from scratch, as its
 // `prepack` script does before `npm pack` / `pnpm publish`: a clean dist (after building the
@@ -47,7 +47,7 @@ const target = process.argv[2]?.replace(/\/+$/, '');
 if (target === undefined) {
   run('rollup', ['-c', 'rollup.config.js', '--silent']);
   await hlsjsBrowserBundle();
-  run('tsc', ['-b', 'tracker', 'e2e']);
+  run('tsc', ['-b', 'tracker', 'e2e', 'sim']);
   run('node', ['e2e/bin/make-sample-media.js']);
 } else {
   const pkg = publishable[target];

@@ -18,6 +18,9 @@ export { FetchHttpClient } from './platform/fetch-http-client.js';
 export { realClock } from './platform/real-clock.js';
 export type { FetchHttpClientOptions } from './platform/fetch-http-client.js';
 export { PROTOCOL_VERSION } from './wire/peer-protocol.js';
+/** Protocol and transfer facts a simulator of the engine must agree with (PROTOCOL.md; the HTTP budgets' initial window). */
+export { CHUNK_BYTES, DATA_HEADER_BYTES, MessageType } from './wire/peer-protocol.js';
+export { TCP_INITIAL_WINDOW_BYTES } from './plan/scheduler.js';
 export { electOriginFetchers } from './plan/live-edge-seeding.js';
 export { resolveLatencyMode } from './plan/scheduler.js';
 export type { EffectiveLatencyMode } from './plan/scheduler.js';

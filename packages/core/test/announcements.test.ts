@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const engines = enginesDestroyedAfterEach();

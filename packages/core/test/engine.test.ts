@@ -4,7 +4,7 @@ import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/wire/peer-protocol.js';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { VirtualClock, linkTransports, type SimChannelEnd } from '../src/testing.js';
+import { VirtualClock, linkTransports, type SimChannelEnd } from '@shoal/sim/kit';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';

@@ -5,7 +5,7 @@
 import { afterEach } from 'vitest';
 import type { ShoalEngine } from '../src/engine.js';
 import { ShoalError } from '../src/errors.js';
-import { linkTransports, type LinkOptions, type SimChannelEnd, type VirtualClock } from '../src/testing.js';
+import { linkTransports, type LinkOptions, type SimChannelEnd, type VirtualClock } from '@shoal/sim/kit';
 import type {
   HttpClient,
   HttpRequest,

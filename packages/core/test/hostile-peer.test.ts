@@ -5,7 +5,7 @@ import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 function setup(segment?: Uint8Array, paceBytesPerS = UNPACED.initialUploadPaceBytesPerS) {
   const clock = new VirtualClock();

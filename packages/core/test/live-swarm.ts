@@ -6,7 +6,7 @@ import type { Sha256 } from '../src/store/integrity.js';
 import {
   ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock, connectHosts,
   type LinkCapacity, type OriginOptions, type PlayerParams, type StreamSpec,
-} from '../src/testing.js';
+} from '@shoal/sim/kit';
 import { ManualSignaling, peerId, UNPACED } from './fakes.js';
 
 export interface LiveSwarmOptions {

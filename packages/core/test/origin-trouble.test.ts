@@ -5,7 +5,7 @@ import { ShoalEngine } from '../src/index.js';
 import { PROTOCOL_VERSION, encode } from '../src/wire/peer-protocol.js';
 import { ORIGIN_TROUBLE_MARGIN_MS } from '../src/transfers/origin-throughput.js';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
 const engines = enginesDestroyedAfterEach();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineEventMap } from '../src/index.js';
-import { VirtualClock } from '../src/testing.js';
+import { VirtualClock } from '@shoal/sim/kit';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId } from './fakes.js';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 function hooks(segment: Uint8Array | undefined, events: string[] = [], segments: Uint8Array[] = []): PeerSessionHooks {
   return {

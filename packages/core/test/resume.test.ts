@@ -7,7 +7,7 @@ import { decode } from '../src/wire/peer-protocol.js';
 import { plan, type SchedulerInput, type SegmentPlan } from '../src/plan/scheduler.js';
 import { sendersOfBadBytes } from '../src/transfers/sender-blame.js';
 import type { PeerSession } from '../src/peers/peer.js';
-import type { LinkOptions, SimChannelEnd } from '../src/testing.js';
+import type { LinkOptions, SimChannelEnd } from '@shoal/sim/kit';
 import type { SegmentRef } from '../src/types.js';
 import { enginesDestroyedAfterEach } from './fakes.js';
 import { SEGMENT_BYTES, vodSwarm } from './vod-swarm.js';

@@ -3,7 +3,7 @@
 // segment from the origin. Ideal: 1.
 import { describe, expect, it } from 'vitest';
 import type { EngineOptionsInput } from '../src/index.js';
-import { Prng } from '../src/testing.js';
+import { Prng } from '@shoal/sim/kit';
 import { enginesDestroyedAfterEach } from './fakes.js';
 import { liveSwarm, type LiveSwarm } from './live-swarm.js';
 

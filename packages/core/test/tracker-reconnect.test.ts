@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_SIGNALING_OPTIONS, type WebSocketLike } from '../src/webrtc/signaling-options.js';
 import { TrackerSocket } from '../src/webrtc/tracker-socket.js';
-import { VirtualClock } from '../src/testing.js';
+import { VirtualClock } from '@shoal/sim/kit';
 
 function trackerThatIsAway(clock: VirtualClock) {
   const state = { up: false, attempts: [] as number[], openedAtMs: null as number | null };

@@ -5,7 +5,7 @@ import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
 import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload/upload-governor.js';
 import { peerId } from './fakes.js';
-import { VirtualClock, linkTransports } from '../src/testing.js';
+import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 /** A source whose channel sends at once; it records what it sent, when. */
 class Source implements UploadSource {

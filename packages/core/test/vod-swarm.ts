@@ -3,7 +3,7 @@
 // ban recorded, and the integrity check a SHA-256 manifest would make (bytes equal to the origin's).
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/wire/peer-protocol.js';
-import { VirtualClock, linkTransports, type LinkOptions } from '../src/testing.js';
+import { VirtualClock, linkTransports, type LinkOptions } from '@shoal/sim/kit';
 import type { PlaybackState, SegmentRef } from '../src/types.js';
 import { FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 

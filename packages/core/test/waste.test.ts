@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
-import { VirtualClock } from '../src/testing.js';
+import { VirtualClock } from '@shoal/sim/kit';
 import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, peerId, UNPACED } from './fakes.js';
 import { liveSwarm } from './live-swarm.js';
 

@@ -3,7 +3,9 @@
 import type { SegmentRef, SegmentStore } from '../types.js';
 
 interface StoredSegment {
-  bytes: Uint8Array;
+  size: number;
+  /** What keep() kept: the store's own copy (undefined where a subclass keeps the size only). */
+  bytes: Uint8Array | undefined;
   startS: number;
   endS: number;
 }
@@ -25,17 +27,18 @@ export class MemorySegmentStore implements SegmentStore {
   }
 
   sizeOf(streamKey: string, sequence: number): number | undefined {
-    return this.streams.get(streamKey)?.get(sequence)?.bytes.length;
+    return this.streams.get(streamKey)?.get(sequence)?.size;
   }
 
   get(streamKey: string, sequence: number): Uint8Array | undefined {
-    return this.streams.get(streamKey)?.get(sequence)?.bytes.slice();
+    const stored = this.streams.get(streamKey)?.get(sequence);
+    return stored && this.copy(streamKey, sequence, stored.bytes, 0, stored.size);
   }
 
   read(streamKey: string, sequence: number, start: number, end: number): Uint8Array | undefined {
     const stored = this.streams.get(streamKey)?.get(sequence);
-    if (!stored || start < 0 || end > stored.bytes.length || start > end) return undefined;
-    return stored.bytes.slice(start, end);
+    if (!stored || start < 0 || end > stored.size || start > end) return undefined;
+    return this.copy(streamKey, sequence, stored.bytes, start, end);
   }
 
   put(ref: SegmentRef, bytes: Uint8Array): boolean {
@@ -43,9 +46,8 @@ export class MemorySegmentStore implements SegmentStore {
     let segments = this.streams.get(ref.streamKey);
     if (!segments) this.streams.set(ref.streamKey, (segments = new Map()));
     const previous = segments.get(ref.sequence);
-    if (previous) this.used -= previous.bytes.length;
-    // slice(): our own copy, never the caller's buffer, which the player may detach.
-    segments.set(ref.sequence, { bytes: bytes.slice(), startS: ref.startS, endS: ref.startS + ref.durationS });
+    if (previous) this.used -= previous.size;
+    segments.set(ref.sequence, { size: bytes.length, bytes: this.keep(bytes), startS: ref.startS, endS: ref.startS + ref.durationS });
     this.used += bytes.length;
     this.evictOverLimit(ref.streamKey, ref.sequence);
     return this.has(ref.streamKey, ref.sequence);
@@ -77,13 +79,23 @@ export class MemorySegmentStore implements SegmentStore {
     if (!segments || !stored) return;
     segments.delete(sequence);
     if (segments.size === 0) this.streams.delete(streamKey);
-    this.used -= stored.bytes.length;
+    this.used -= stored.size;
     for (const listener of this.evictListeners) listener(streamKey, sequence);
+  }
+
+  /** What the store keeps of bytes put into it: its own copy, never the caller's buffer, which the player may detach. */
+  protected keep(bytes: Uint8Array): Uint8Array | undefined {
+    return bytes.slice();
+  }
+
+  /** Bytes [start, end) of a stored segment, as a copy the caller owns. */
+  protected copy(_streamKey: string, _sequence: number, kept: Uint8Array | undefined, start: number, end: number): Uint8Array {
+    return kept!.slice(start, end);
   }
 
   private evictOverLimit(newStreamKey?: string, newSequence?: number): void {
     while (this.used > this.bytesLimit) {
-      const victim = pickEvictionVictim(this.streams, this.playheads);
+      const victim = evictionVictim(this.streams, this.playheads);
       if (!victim) return;
       this.drop(victim[0], victim[1]);
       if (victim[0] === newStreamKey && victim[1] === newSequence) return;
@@ -94,9 +106,8 @@ export class MemorySegmentStore implements SegmentStore {
 /**
  * The stored segment to evict first: behind its stream's playhead first (oldest first), then the
  * one furthest ahead. Without a known playhead, everything counts as behind it: oldest goes first.
- * Shared with the swarm simulator's size-only store, so both evict alike.
  */
-export function pickEvictionVictim(
+function evictionVictim(
   streams: ReadonlyMap<string, ReadonlyMap<number, { startS: number; endS: number }>>,
   playheads: ReadonlyMap<string, number>,
 ): [streamKey: string, sequence: number] | undefined {

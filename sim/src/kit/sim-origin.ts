@@ -5,9 +5,7 @@
 // request it sends: the ground truth for offload, as in e2e/src/origin.ts. It can also serve a
 // SHA-256 integrity manifest (PeerTube's format) listing exactly the segments published so far,
 // as a live origin's does.
-import { ShoalError } from '../errors.js';
-import { TCP_INITIAL_WINDOW_BYTES } from '../plan/scheduler.js';
-import type { ByteRange, HttpClient, HttpRequest, HttpTransfer, SegmentRef } from '../types.js';
+import { ShoalError, TCP_INITIAL_WINDOW_BYTES, type ByteRange, type HttpClient, type HttpRequest, type HttpTransfer, type SegmentRef } from '@shoal/core';
 import { Pipe, type FlowNetwork, type SimHost } from './flow-network.js';
 import type { Prng } from './prng.js';
 import type { VirtualClock } from './virtual-clock.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { NON_UPLOADING_UP_BITS_PER_S, networkProfile, networkProfiles, viewerLink, viewerUploads } from '../src/network-profiles.js';
-import { simRunReport } from '../src/sim/sim-report.js';
-import { runSimulation } from '../src/sim/simulation.js';
-import { simLink } from '../src/sim/sim-scenarios.js';
-import { Prng } from '@shoal/core/testing';
+import { NON_UPLOADING_UP_BITS_PER_S, networkProfile, networkProfiles, viewerLink, viewerUploads } from '@shoal/e2e/network-profiles';
+import { simRunReport } from '../src/sim-report.js';
+import { runSimulation } from '../src/simulation.js';
+import { simLink } from '../src/sim-scenarios.js';
+import { Prng } from '../src/kit.js';
 
 describe('network profiles', () => {
   it('give uplinks as multiples of the stream bitrate, taken in turn by viewer index', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventQueue, Prng, VirtualClock } from '../src/testing.js';
+import { EventQueue, Prng, VirtualClock } from '../src/kit.js';
 
 describe('EventQueue', () => {
   it('pops events by time, and events at the same time in the order they were pushed', () => {

@@ -3,9 +3,8 @@
 // on a flow-network pipe (the sender's uplink, the receiver's downlink) and arrive one link
 // latency after they leave. The channel also keeps the byte ledger the conservation test checks:
 // every data payload sent is received, received after its cancel, or dropped with a closed link.
-import { DATA_HEADER_BYTES, MessageType } from '../wire/peer-protocol.js';
-import type { PeerTransport, PeerTransportEvents } from '../types.js';
-import { DEFAULT_SIGNALING_OPTIONS } from '../webrtc/signaling-options.js';
+import { DATA_HEADER_BYTES, MessageType, type PeerTransport, type PeerTransportEvents } from '@shoal/core';
+import { DEFAULT_SIGNALING_OPTIONS } from '@shoal/core/webrtc';
 import { FlowNetwork, Pipe, SimHost } from './flow-network.js';
 import type { VirtualClock } from './virtual-clock.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSimArgs, runSimCli, usage, type SimCliOptions } from '../src/sim/cli.js';
+import { parseSimArgs, runSimCli, usage, type SimCliOptions } from '../src/cli.js';
 
 const parse = (argv: string[]) => parseSimArgs(argv) as SimCliOptions;
 

@@ -1,7 +1,7 @@
 import type { EngineStats } from '@shoal/core';
 import { describe, expect, it } from 'vitest';
-import { simRunReport } from '../src/sim/sim-report.js';
-import { runSimulation, Simulation, DEFAULT_SIMULATION, type SimulationResult } from '../src/sim/simulation.js';
+import { simRunReport } from '../src/sim-report.js';
+import { runSimulation, Simulation, DEFAULT_SIMULATION, type SimulationResult } from '../src/simulation.js';
 
 /** The report without what depends on the machine (wall time). */
 const comparable = (result: SimulationResult) => {

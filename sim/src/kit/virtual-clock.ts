@@ -2,7 +2,7 @@
 // and of the simulator. Each instant's events run, then every promise continuation they started
 // is drained before time moves on, so async code (the engine's `await`s, HTTP body promises) sees
 // the same clock reading it would in a browser. Node only (setImmediate).
-import type { Clock, TimerId } from '../types.js';
+import type { Clock, TimerId } from '@shoal/core';
 import { EventQueue, type SimEvent } from './event-queue.js';
 
 const { setImmediate } = globalThis as unknown as { setImmediate: (callback: () => void) => unknown };

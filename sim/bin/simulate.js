@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run simulate -- --scenario live-normal --peers 1000 --network unlimited --minutes 10 --seed 1 --out out/sim1`
 // The swarm simulator: the unmodified Shoal engine in every simulated viewer, on a virtual clock
-// with simulated links, tracker and origin. See e2e/src/sim/.
-import { parseSimArgs, runSimCli, usage } from '../dist/sim/cli.js';
+// with simulated links, tracker and origin. See sim/README.md.
+import { parseSimArgs, runSimCli, usage } from '../dist/cli.js';
 
 let options;
 try {

@@ -6,10 +6,8 @@
 // unanswered offer holds its slot until it times out; requestPeers() announces early, with a gap
 // that doubles while no new peer connects. Connection setup costs tracker and peer round trips.
 import type { Signaling, SignalingEvents, SwarmSignal } from '@shoal/core';
-import {
-  DEFAULT_SIGNALING_OPTIONS, connectHosts,
-  type ChannelLedger, type FlowNetwork, type Prng, type SimChannelEnd, type SimHost, type VirtualClock,
-} from '@shoal/core/testing';
+import { DEFAULT_SIGNALING_OPTIONS } from '@shoal/core/webrtc';
+import { connectHosts, type ChannelLedger, type FlowNetwork, type Prng, type SimChannelEnd, type SimHost, type VirtualClock } from './kit.js';
 
 export interface SignalingParams {
   maxPeers: number;

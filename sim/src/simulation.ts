@@ -5,8 +5,8 @@ import { ShoalEngine, streamKey, swarmIdFromUrl, type EngineOptionsInput, type E
 import {
   ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock,
   type LinkCapacity, type PlayerParams, type StreamSpec, type ViewerRecord,
-} from '@shoal/core/testing';
-import { networkProfile, viewerUploads } from '../network-profiles.js';
+} from './kit.js';
+import { networkProfile, viewerUploads } from '@shoal/e2e/network-profiles';
 import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
 import { SimSegmentStore } from './sim-store.js';
 import { DEFAULT_SIGNALING_PARAMS, SimTracker } from './sim-tracker.js';

@@ -1,13 +1,13 @@
-// The simulator's report: the browser swarm's report.json shape (../swarm/report.ts), computed by
+// The simulator's report: the browser swarm's report.json shape (@shoal/e2e's swarm/report.ts), computed by
 // the swarm's own metric functions from what the simulated origin and viewers counted, plus a
 // `simulator` section with what only a simulation knows (network profile, seed, event count,
 // the channel byte ledger, the P2P viewers' own offload).
 import { cpus } from 'node:os';
-import { networkProfile, viewerLink } from '../network-profiles.js';
-import { capacityBound, idealOffload, offload, shareOfBound } from '../swarm/metrics.js';
-import { buildSwarmReport, summarizeRun, uplinkPresences, type RunRecord } from '../swarm/report.js';
-import type { RunReport, SwarmReport } from '../swarm/report-schema.js';
-import type { EngineName, ViewerSnapshot } from '../swarm/viewer-snapshot.js';
+import { networkProfile, viewerLink } from '@shoal/e2e/network-profiles';
+import { capacityBound, idealOffload, offload, shareOfBound } from '@shoal/e2e/swarm/metrics';
+import { buildSwarmReport, summarizeRun, uplinkPresences, type RunRecord } from '@shoal/e2e/swarm/report';
+import type { RunReport, SwarmReport } from '@shoal/e2e/swarm/report-schema';
+import type { EngineName, ViewerSnapshot } from '@shoal/e2e/swarm/viewer-snapshot';
 import type { SimulationResult } from './simulation.js';
 
 export interface SimulatorSection {

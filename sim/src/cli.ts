@@ -6,10 +6,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EngineOptionsInput } from '@shoal/core';
-import { renderReportHtml } from '../swarm/report-html.js';
-import { renderReportTable } from '../swarm/report-table.js';
+import { renderReportHtml } from '@shoal/e2e/swarm/report-html';
+import { renderReportTable } from '@shoal/e2e/swarm/report-table';
 import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from './sim-report.js';
-import { networkProfiles } from '../network-profiles.js';
+import { networkProfiles } from '@shoal/e2e/network-profiles';
 import { scenarioNames } from './sim-scenarios.js';
 import { DEFAULT_SIMULATION, runSimulation, type SimulationConfig } from './simulation.js';
 

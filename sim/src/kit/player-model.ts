@@ -5,9 +5,7 @@
 // resumes when the next fragment is appended. Like @shoal/hlsjs it reports playback to the engine
 // on every `timeupdate` (every 250 ms) and on every change of state. It plays the origin's first
 // rendition until told to switch (an ABR level switch).
-import type { ShoalEngine } from '../engine.js';
-import type { SegmentLoad } from '../transfers/pending-loads.js';
-import type { PlaybackState, SegmentRef } from '../types.js';
+import type { PlaybackState, SegmentLoad, SegmentRef, ShoalEngine } from '@shoal/core';
 import type { SimOrigin } from './sim-origin.js';
 import type { VirtualClock } from './virtual-clock.js';
 

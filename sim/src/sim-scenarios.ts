@@ -3,9 +3,9 @@
 // so both tools play the same scenario; only the crowd is scaled: joins are spread over a fixed
 // time rather than one per second, and churn replaces a fraction of viewers rather than one.
 // Network profiles are shared with the browser swarm (../network-profiles.ts).
-import { scenarioByName, scenarios as swarmScenarios, type Scenario } from '../swarm/scenarios.js';
-import { viewerLink, type NetworkProfile } from '../network-profiles.js';
-import type { LinkCapacity, Prng } from '@shoal/core/testing';
+import { scenarioByName, scenarios as swarmScenarios, type Scenario } from '@shoal/e2e/swarm/scenarios';
+import { viewerLink, type NetworkProfile } from '@shoal/e2e/network-profiles';
+import type { LinkCapacity, Prng } from './kit.js';
 
 export interface SimScenario {
   swarm: Scenario;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChannelLedger, FlowNetwork, Pipe, Prng, SimHost, SimOrigin, VirtualClock, connectHosts } from '../src/testing.js';
+import { ChannelLedger, FlowNetwork, Pipe, Prng, SimHost, SimOrigin, VirtualClock, connectHosts } from '../src/kit.js';
 
 const host = (id: string, upBytesPerS: number, downBytesPerS = Infinity, latencyMs = 0) => new SimHost(id, { upBytesPerS, downBytesPerS, latencyMs });
 
