@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { EngineOptionsInput } from '@shoal/core';
 import { renderReportHtml } from '@shoal/e2e/swarm/report-html';
 import { renderReportTable } from '@shoal/e2e/swarm/report-table';
+import { describeUplinkAccount } from '@shoal/e2e/swarm/uplink-account';
 import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from './sim-report.js';
 import { networkProfiles } from '@shoal/e2e/network-profiles';
 import { scenarioNames } from './sim-scenarios.js';
@@ -125,6 +126,8 @@ export async function runSimCli(options: SimCliOptions, command: string, log: (l
   }
   log('');
   log(renderReportTable(report));
+  const account = runs.find((run) => run.engine === 'shoal')?.uplinkAccount;
+  if (account) log(describeUplinkAccount(account));
   const sim = report.simulator;
   log(
     `simulator: ${sim.events.toLocaleString('en')} events in ${(sim.wallMs / 1000).toFixed(1)} s wall; ` +

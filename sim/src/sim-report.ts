@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { networkProfile, viewerLink } from '@shoal/e2e/network-profiles';
 import { capacityBound, idealOffload, offload, shareOfBound } from '@shoal/e2e/swarm/metrics';
 import { buildSwarmReport, summarizeRun, uplinkPresences, type RunRecord } from '@shoal/e2e/swarm/report';
+import { uplinkAccount, type UplinkAccount } from '@shoal/e2e/swarm/uplink-account';
 import type { RunReport, SwarmReport } from '@shoal/e2e/swarm/report-schema';
 import type { EngineName, ViewerSnapshot } from '@shoal/e2e/swarm/viewer-snapshot';
 import type { SimulationResult } from './simulation.js';
@@ -101,7 +102,26 @@ export function runRecordOf(result: SimulationResult): RunRecord {
     timeline,
     loadAverage: { before: 0, peak: 0 },
     trackerStats: config.httpOnly ? null : { ...result.tracker },
+    uplinkAccount: simUplinkAccount(result, viewers),
   };
+}
+
+/** The uplinks after the joins: every viewer present then, its link as drawn, its engine's counters from the joins' end. */
+function simUplinkAccount(result: SimulationResult, viewers: RunRecord['viewers']): UplinkAccount {
+  const { config, uplink } = result;
+  const endMs = config.durationS * 1000;
+  const present = viewers.flatMap((viewer, index) =>
+    (viewer.leftAtMs ?? endMs) > uplink.fromMs
+      ? [{ uploads: viewer.p2p && !viewer.nonUploading, capBytesPerS: result.links[index]!.upBytesPerS, from: uplink.baseline[index], to: result.viewerStats[index]! }]
+      : [],
+  );
+  return uplinkAccount({
+    viewers: present,
+    fromS: uplink.fromMs / 1000,
+    periodS: Math.max(0, endMs - uplink.fromMs) / 1000,
+    streamBytesPerS: (config.bitrateKbps * 1000) / 8,
+    hopCounts: config.httpOnly ? undefined : uplink.hopCounts,
+  });
 }
 
 /** What only a simulation knows; `record` is the run's record (runRecordOf), whose viewers' uplinks the P2P group's bound reads. */

@@ -10,6 +10,7 @@ import { networkProfile, viewerUploads } from '@shoal/e2e/network-profiles';
 import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
 import { SimSegmentStore } from './sim-store.js';
 import { DEFAULT_SIGNALING_PARAMS, SimTracker } from './sim-tracker.js';
+import { UplinkTracker, type UplinkRecord } from './uplink-tracker.js';
 
 export interface SimulationConfig {
   scenario: string;
@@ -67,6 +68,10 @@ export interface SimulationResult {
   /** Segment bytes handed to players per bucket. */
   deliveredByBucket: number[];
   tracker: { announces: number; offersForwarded: number };
+  /** Each viewer's access link, as drawn (or overridden). */
+  links: LinkCapacity[];
+  /** For the account of the uplinks after the joins (sim-report.ts). */
+  uplink: UplinkRecord;
   wallMs: number;
   events: number;
 }
@@ -81,6 +86,8 @@ export class Simulation {
   readonly viewers: Viewer[] = [];
   readonly active = new Set<Viewer>();
   readonly deliveredByBucket: number[] = [];
+  readonly uplink: UplinkTracker;
+  private readonly viewerByHost = new Map<SimHost, number>();
   private readonly prng: Prng;
   private readonly hostPrng: Prng;
   private readonly playerParams: PlayerParams;
@@ -113,6 +120,8 @@ export class Simulation {
       maxBufferLengthS: swarm.maxBufferLength,
       startupBufferS: config.segmentDurationS,
     };
+    this.uplink = new UplinkTracker(this.clock, (host) => this.viewerByHost.get(host), this.scenario.joinSpreadS * 1000);
+    this.ledger.onDone = (from, to, sequence) => this.uplink.done(from, to, sequence);
     this.p2pOff = new Set<number>();
     const offCount = Math.round(swarm.p2pOffFraction * config.peers);
     for (let k = 0; k < offCount; k++) this.p2pOff.add(Math.floor(((k + 0.5) * config.peers) / offCount));
@@ -149,6 +158,7 @@ export class Simulation {
       },
     });
     const viewer: Viewer = { index, peerId, host, engine, player, stats: undefined };
+    this.viewerByHost.set(host, index);
     this.viewers.push(viewer);
     this.active.add(viewer);
     return viewer;
@@ -170,6 +180,10 @@ export class Simulation {
       const p2p = !httpOnly && !this.p2pOff.has(i);
       this.clock.at(atMs, () => this.spawn(p2p));
     }
+    // The report's account of the uplinks starts when the joins end (after the last one's first instant).
+    this.clock.at(spreadMs, () => this.clock.setTimeout(() => {
+      for (const viewer of this.active) this.uplink.baseline[viewer.index] = viewer.engine.getStats();
+    }, 0));
     const churn = this.scenario.churn;
     if (churn) {
       const churnPrng = this.prng.fork(4);
@@ -211,6 +225,8 @@ export class Simulation {
       ledger: this.ledger,
       deliveredByBucket: this.deliveredByBucket,
       tracker: { announces: this.tracker.announces, offersForwarded: this.tracker.offersForwarded },
+      links: this.viewers.map((viewer) => viewer.host.capacity),
+      uplink: this.uplink.record(),
       wallMs: performance.now() - started,
       events: this.clock.eventsRun,
     };

@@ -164,6 +164,19 @@ describe('swarm simulator', () => {
       expect.soft(shoal.stalls.seconds, network).toBeLessThanOrEqual(http.stalls.seconds);
       expect.soft(shoal.offload!, network).toBeGreaterThanOrEqual(floor);
       expect.soft(shoal.offload!, network).toBeLessThanOrEqual(shoal.capacityBound);
+      // Where the uplinks went after the joins: the engines' own account adds up to what the links could carry.
+      const account = shoal.uplinkAccount!;
+      expect.soft(account.uploaders, network).toBe(8);
+      expect.soft(account.utilisation!, network).toBeGreaterThan(0);
+      expect.soft(account.utilisation!, network).toBeLessThanOrEqual(1.01);
+      const shares = Object.values(account.unusedByCause!);
+      expect.soft(shares.reduce((sum, share) => sum + share, 0), network).toBeCloseTo(1, 6);
+      // The origin's own count of the period is what the engines' origin copies add up to, within the buffer at the edges.
+      expect.soft(account.originCopiesPerSegment.total, network).toBeGreaterThan(0);
+      expect.soft(account.hopDepth!.copies, network).toBeGreaterThan(0);
+      expect.soft(account.hopDepth!.byDepth[0] ?? 0, network).toBe(0);
+      expect.soft(http.uplinkAccount!.originCopiesPerSegment.urgent, network).toBeGreaterThan(7);
+      expect.soft(http.uplinkAccount!.originCopiesPerSegment.seed, network).toBe(0);
     }
   });
 });

@@ -4,6 +4,7 @@ import type { LoadVerdict, OffloadPoint } from './metrics.js';
 import type { NetworkReport } from './link-report.js';
 import type { MemoryReport } from './memory-report.js';
 import type { FaultReport } from './report-faults.js';
+import type { UplinkAccount } from './uplink-account.js';
 import type { ConnectionCounts, EngineName, SegmentVerification } from './viewer-snapshot.js';
 
 export interface PeerReport {
@@ -105,6 +106,8 @@ export interface RunReport {
   verification: SegmentVerification | null;
   faults: FaultReport | null;
   memory: MemoryReport | null;
+  /** Where the uploaders' links went after the joins (uplink-account.ts); null where the engines do not count it. */
+  uplinkAccount: UplinkAccount | null;
   notes: string[];
   perPeer: PeerReport[];
 }

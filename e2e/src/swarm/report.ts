@@ -25,6 +25,7 @@ import { summarizeMemory, type MemoryPoint } from './memory-report.js';
 import { summarizeFaults, sumVerification } from './report-faults.js';
 import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 import { REPORT_SCHEMA_VERSION, type PeerReport, type RunReport, type SwarmReport, type ThresholdResult } from './report-schema.js';
+import type { UplinkAccount } from './uplink-account.js';
 
 export interface OriginCount {
   segmentBytes: number;
@@ -63,6 +64,8 @@ export interface RunRecord {
   network?: NetworkRecord | null;
   /** Segments from peers verified against the origin's SHA-256 manifest (null: no P2P in this run). */
   integrity?: boolean | null;
+  /** Where the uploaders' links went after the joins, where the engines count it. */
+  uplinkAccount?: UplinkAccount | null;
   /** What the --fault phases did (null: none ran). */
   faults?: FaultRecord | null;
   /** Every viewer's heap and store size at every sample. */
@@ -217,6 +220,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     verification,
     faults: record.faults ? summarizeFaults(record.faults, record.viewers.map((viewer, index) => ({ id: viewer.id, final: viewer.final, stallTimeline: perPeer[index]!.stallTimeline }))) : null,
     memory: summarizeMemory(record.memory ?? []),
+    uplinkAccount: record.uplinkAccount ?? null,
     notes,
     perPeer,
   };

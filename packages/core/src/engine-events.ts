@@ -23,8 +23,18 @@ export type EngineEventName = keyof EngineEventMap;
 export type EngineListener<Name extends EngineEventName> = (event: EngineEventMap[Name]) => void;
 export type EngineEmit = <Name extends EngineEventName>(name: Name, event: EngineEventMap[Name]) => void;
 
+/**
+ * What an origin request was for: `seed`, an elected live-edge fetch at publication; `urgent`, the
+ * whole segment for the player (no peer could bring it in time); `range`, the rest of a segment
+ * after a peer's part; `refetch`, the whole segment again after P2P bytes were thrown away.
+ */
+export type OriginKind = 'seed' | 'urgent' | 'range' | 'refetch';
+export const ORIGIN_KINDS: readonly OriginKind[] = ['seed', 'urgent', 'range', 'refetch'];
+
 export interface StreamStats {
   httpBytes: number;
+  /** httpBytes by what the requests were for. */
+  originBytes: Record<OriginKind, number>;
   p2pBytes: number;
   uploadBytes: number;
   peers: number;
@@ -39,6 +49,8 @@ export interface EngineStats {
   /** Why P2P is off or unavailable, in words; empty when on. */
   p2pReason: string;
   httpBytes: number;
+  /** httpBytes by what the requests were for (every stream's). */
+  originBytes: Record<OriginKind, number>;
   p2pBytes: number;
   uploadBytes: number;
   /** Distinct remote peers connected, over all renditions (a peer in two rendition swarms counts once). */

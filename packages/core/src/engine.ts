@@ -3,7 +3,7 @@
 // loads in pending-loads.ts, and who fetches new live segments from the origin in
 // live-edge-seeding.ts), takes the player's input, and plans each stream (stream-planner.ts,
 // around the pure scheduler.ts) whenever state changes, and on a timer while work is in flight.
-import { EngineEvents, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
+import { EngineEvents, ORIGIN_KINDS, type EngineEventName, type EngineListener, type EngineStats, type StreamStats } from './engine-events.js';
 import { ShoalError } from './errors.js';
 import { SegmentVerifier, webCryptoSha256, type Sha256 } from './store/integrity.js';
 import { createLogger } from './logger.js';
@@ -184,12 +184,13 @@ export class ShoalEngine {
   }
 
   getStats(): EngineStats {
-    const totals = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0 };
+    const totals = { httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0 };
     const streams: Record<string, StreamStats> = {};
     const peers = new Set<string>();
     for (const stream of this.streams.values()) {
-      streams[stream.key] = { ...stream.stats, peers: stream.pool.size };
+      streams[stream.key] = { ...stream.stats, originBytes: { ...stream.stats.originBytes }, peers: stream.pool.size };
       totals.httpBytes += stream.stats.httpBytes;
+      for (const kind of ORIGIN_KINDS) totals.originBytes[kind] += stream.stats.originBytes[kind];
       totals.p2pBytes += stream.stats.p2pBytes;
       totals.uploadBytes += stream.stats.uploadBytes;
       for (const peerId of stream.pool.peers.keys()) peers.add(peerId);

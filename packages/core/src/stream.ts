@@ -50,7 +50,9 @@ export class Stream {
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS = DEFAULT_BYTES_PER_S;
   /** What this stream counted (its peer count is the pool's, read by getStats). */
-  readonly stats: Omit<StreamStats, 'peers'> = { httpBytes: 0, p2pBytes: 0, uploadBytes: 0, httpSegments: 0, p2pSegments: 0 };
+  readonly stats: Omit<StreamStats, 'peers'> = {
+    httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, httpSegments: 0, p2pSegments: 0,
+  };
   readonly waiters = new PendingLoads();
   readonly pool: PeerPool;
   readonly transfers: Transfers;

@@ -92,6 +92,9 @@ describe('resuming a transfer at another peer', () => {
     expect(p2pBytes).toBeGreaterThan(50_000);
     expect(w.origin.requestsFor(segment.url).at(-1)!.range).toEqual({ start: p2pBytes, end: SEGMENT_BYTES });
     expect(viewer.engine.getStats().httpBytes).toBe(SEGMENT_BYTES - p2pBytes);
+    expect(viewer.engine.getStats().originBytes).toEqual({ seed: 0, urgent: 0, range: SEGMENT_BYTES - p2pBytes, refetch: 0 });
+    // The holder fetched its copy for its player; the one it uploaded from went away after some bytes.
+    expect(first.engine.getStats().originBytes).toEqual({ seed: 0, urgent: SEGMENT_BYTES, range: 0, refetch: 0 });
     expect(relay.engine.getStats().uploadBytes).toBe(0);
   });
 

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
-import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, UploadGovernor, chunkBytesFor, nextPace, type UploadSource } from '../src/upload/upload-governor.js';
+import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, chunkBytesFor, nextPace } from '../src/upload/pace.js';
+import { UploadGovernor, type UploadSource } from '../src/upload/upload-governor.js';
 import { peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 

@@ -16,6 +16,7 @@ const SMALL_MESSAGE_BYTES = 64;
 // The ledger reads only the type byte, the sequence number, and a data message's payload length.
 const TYPE_DATA = MessageType.data;
 const TYPE_CANCEL = MessageType.cancel;
+const TYPE_DONE = MessageType.done;
 
 /** Data-payload bytes over every channel of a simulation. */
 export class ChannelLedger {
@@ -29,6 +30,8 @@ export class ChannelLedger {
   dropped = 0;
   /** Every message, for profiling. */
   messages = 0;
+  /** Called when a `done` arrives: `from` sent its receiver the last bytes of `sequence` (the report's hop depths). */
+  onDone: ((from: SimHost, to: SimHost, sequence: number) => void) | undefined;
 }
 
 type Pending =
@@ -145,6 +148,8 @@ export class SimChannelEnd implements PeerTransport {
       else this.ledger.received += payload;
     } else if (data[0] === TYPE_CANCEL) {
       increment(this.cancelsReceived, sequenceOf(data));
+    } else if (data[0] === TYPE_DONE) {
+      this.ledger.onDone?.(this.other.host, this.host, sequenceOf(data));
     }
     this.emit({ kind: 'message', data });
   }

@@ -3,7 +3,8 @@
 // relayed as its bytes arrive; its last byte waits until our copy is verified (see PROTOCOL.md).
 import { DATA_HEADER_BYTES, encodeDataInto, type PeerMessage } from '../wire/peer-protocol.js';
 import type { Clock } from '../types.js';
-import { MIN_CHUNK_BYTES, type UploadGovernor, type UploadSource } from '../upload/upload-governor.js';
+import { MIN_CHUNK_BYTES } from '../upload/pace.js';
+import type { UploadGovernor, UploadSource } from '../upload/upload-governor.js';
 
 /**
  * Requests a peer may queue with us before it gets `busy`. Our own sessions never ask one peer for
@@ -39,6 +40,8 @@ export interface UploadChannel {
 interface Upload {
   sequence: number;
   offset: number;
+  /** Where the request started. */
+  readonly startOffset: number;
   totalBytes: number;
   /** When the peer asked. */
   requestedMs: number;
@@ -85,7 +88,7 @@ export class PeerUploads implements UploadSource {
     if (totalBytes === undefined || offset >= totalBytes) return this.channel.send({ type: 'absent', sequence });
     // Behind a backlog it would wait for too long, or while we yield to our own playback: ask elsewhere.
     if (!this.governor.accepts()) return this.channel.send({ type: 'busy', sequence });
-    this.queue.push({ sequence, offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
+    this.queue.push({ sequence, offset, startOffset: offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
     // Its pings come a second apart from now on: they time our uplink while we upload to it.
     this.channel.uploading();
     this.governor.pump();
@@ -93,7 +96,9 @@ export class PeerUploads implements UploadSource {
 
   cancel(sequence: number): void {
     const index = this.queue.findIndex((upload) => upload.sequence === sequence);
-    if (index !== -1) this.queue.splice(index, 1);
+    if (index === -1) return;
+    const [upload] = this.queue.splice(index, 1);
+    this.governor.uploadCancelled(upload!.offset - upload!.startOffset);
   }
 
   /**

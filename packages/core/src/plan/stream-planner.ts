@@ -106,7 +106,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     else if (action.type === 'http') {
       log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
       stream.seeding.started(action.sequence);
-      stream.transfers.startHttp(action.sequence, action.reason === 'seed');
+      stream.transfers.startHttp(action.sequence, action.reason === 'seed' ? 'seed' : 'urgent');
     } else if (action.type === 'p2p') {
       const peer = stream.pool.peers.get(action.peerId)!;
       log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);

@@ -47,6 +47,7 @@ export function runHttp(transfer: Transfer, totalBytes: number | undefined, room
       throughput.receivedBytes += chunk.length;
       transfer.httpBytes += chunk.length;
       stream.stats.httpBytes += chunk.length;
+      stream.stats.originBytes[transfer.originKind] += chunk.length;
       emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: chunk.length });
     },
   });
@@ -59,6 +60,7 @@ export function runHttp(transfer: Transfer, totalBytes: number | undefined, room
         throughput.receivedBytes += body.length;
         transfer.httpBytes += body.length;
         stream.stats.httpBytes += body.length;
+        stream.stats.originBytes[transfer.originKind] += body.length;
         emit('bytes-down', { streamKey: stream.key, source: 'http', bytes: body.length });
       }
       throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);

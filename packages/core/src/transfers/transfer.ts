@@ -1,7 +1,7 @@
 // One segment's transfer, the record the Transfers room (transfers.ts) and its HTTP half
 // (http-transfer.ts) share: where its bytes come from and what arrived so far. It imports
 // only types, so both import it without a loop.
-import type { EngineEmit, StreamStats } from '../engine-events.js';
+import type { EngineEmit, OriginKind, StreamStats } from '../engine-events.js';
 import type { SegmentVerifier } from '../store/integrity.js';
 import type { OriginThroughput } from './origin-throughput.js';
 import type { PendingLoads } from './pending-loads.js';
@@ -32,6 +32,8 @@ export class Transfer {
   firstByteMs: number | undefined;
   /** The origin request for the whole segment, if one runs or ran (not a Range resume). */
   origin: { requestMs: number; firstByteMs: number | undefined } | undefined;
+  /** What its origin bytes are for, counted by kind in the stream's stats. */
+  originKind: OriginKind = 'urgent';
   /** Integrity verdicts asked for these bytes so far. */
   checks = 0;
   /** While parked: the complete P2P bytes, checked again at `recheckAtMs` rather than downloaded again. */

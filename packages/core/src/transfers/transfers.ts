@@ -92,8 +92,10 @@ export class Transfers {
     for (const sequence of this.wastedP2P.keys()) if (!inPlaylist(sequence)) this.wastedP2P.delete(sequence);
   }
 
-  startHttp(sequence: number, seed: boolean): void {
-    const transfer = this.start(sequence, 'http', undefined, seed);
+  /** The whole segment from the origin: elected to seed it, for the player, or again after P2P bytes were thrown away. */
+  startHttp(sequence: number, kind: 'seed' | 'urgent' | 'refetch'): void {
+    const transfer = this.start(sequence, 'http', undefined, kind === 'seed');
+    transfer.originKind = kind;
     runHttp(transfer, undefined, this.httpRoom);
   }
 
@@ -228,8 +230,10 @@ export class Transfers {
     transfer.peer = undefined;
     if (prefix.length > 0 && totalBytes !== undefined) {
       transfer.prefix = prefix;
+      transfer.originKind = 'range';
       runHttp(transfer, totalBytes, this.httpRoom);
     } else {
+      transfer.originKind = 'refetch';
       transfer.p2pBytes = 0;
       transfer.senders = [];
       runHttp(transfer, undefined, this.httpRoom);
@@ -267,7 +271,7 @@ export class Transfers {
         if (verdict === 'unverifiable') this.wastedP2P.set(sequence, MAX_WASTED_P2P_TRANSFERS);
         this.bySequence.delete(sequence);
         if (stream.waiters.has(sequence)) {
-          this.startHttp(sequence, false);
+          this.startHttp(sequence, 'refetch');
           if (verdict === 'invalid' && senders.length > 1) this.bySequence.get(sequence)!.failedMixedCopy = { bytes, senders, endByte: bytes.length - transfer.httpBytes };
         } else stream.pool.announce(sequence, SegmentState.none);
         this.deps.replan();

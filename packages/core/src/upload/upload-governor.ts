@@ -9,19 +9,12 @@
 // buffer is low, and below the pace by what the viewer's own downloads need of the uplink while
 // they run (the engine says both). What SCTP holds unsent is bounded too, so a cancel or a yield
 // takes effect within a fraction of a second.
-import { CHUNK_BYTES, PACE_UNMEASURED } from '../wire/peer-protocol.js';
+import { PACE_UNMEASURED } from '../wire/peer-protocol.js';
+import { MIN_CHUNK_BYTES, MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, chunkBytesFor, nextPace } from './pace.js';
 import type { Clock, TimerId } from '../types.js';
 import { UplinkDelay } from './uplink-delay.js';
+import { UplinkUsageMeter, type UplinkUsage } from './uplink-usage.js';
 
-/** Queueing delay the controller aims for, ms: small next to a segment's download time. */
-export const TARGET_QUEUE_DELAY_MS = 100;
-/** The pace never falls below this (so that it can recover), unless the viewer yields. */
-export const MIN_PACE_BYTES_PER_S = 4 * 1024;
-const MAX_PACE_BYTES_PER_S = 64 * 1024 * 1024;
-/** Rate of change at full deviation from the target: /4 per second down (the deviation counts twice when far above target)... */
-const GAIN_PER_S = Math.LN2;
-/** ...x2 per second up until the uplink first pushes back (slow start), then +15% per second at most. */
-const PROBE_GAIN_PER_S = Math.log(1.15);
 /** The bucket holds at most this much pace: bursts stay short (a burst waits in the router's queue). */
 const BURST_S = 0.05;
 /** What a download's TCP acknowledgements take of the uplink, as a share of its rate (setOriginDownloads). */
@@ -65,29 +58,6 @@ const OTHER_PEER_PING_INTERVAL_MS = 4000;
 const ASK_ALL_INTERVAL_MS = 1000;
 /** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
 export const MAX_UPLOAD_WAIT_MS = 4000;
-export const MIN_CHUNK_BYTES = 1024;
-
-/**
- * The next pace after a delay sample: multiplicative, proportional to how far the queueing delay
- * is from the target, over the time since the last update. It grows only when the pace held
- * uploads back (otherwise an idle viewer would "learn" a rate it never tried).
- */
-export function nextPace(
-  paceBytesPerS: number, queueDelayMs: number, elapsedMs: number, paceLimited: boolean, capBytesPerS = 0, slowStart = true,
-): number {
-  const offTarget = Math.max(-2, Math.min(1, (TARGET_QUEUE_DELAY_MS - queueDelayMs) / TARGET_QUEUE_DELAY_MS));
-  if (offTarget > 0 && !paceLimited) return paceBytesPerS;
-  const gain = offTarget > 0 && !slowStart ? PROBE_GAIN_PER_S : GAIN_PER_S;
-  const factor = Math.exp(gain * offTarget * (Math.min(elapsedMs, 1000) / 1000));
-  const max = capBytesPerS > 0 ? capBytesPerS : MAX_PACE_BYTES_PER_S;
-  return Math.max(MIN_PACE_BYTES_PER_S, Math.min(max, paceBytesPerS * factor));
-}
-
-/** Data-message payload at a pace: about 40 ms of it, so that one message never queues for long. */
-export function chunkBytesFor(paceBytesPerS: number): number {
-  const bytes = Math.floor((paceBytesPerS * 0.04) / MIN_CHUNK_BYTES) * MIN_CHUNK_BYTES;
-  return Math.max(MIN_CHUNK_BYTES, Math.min(CHUNK_BYTES, bytes));
-}
 
 /** One peer session's side of uploading, as the governor sees it. */
 export interface UploadSource {
@@ -112,6 +82,8 @@ export interface UploadGovernorStats {
   yielding: boolean;
   /** Of the pace, what the viewer's own downloads need now (uploads use the rest), bytes/s. */
   downloadReserveBytesPerS: number;
+  /** Where the uplink's time went: why uploads did not fill it, and uploads the requesters cancelled. */
+  uplink: UplinkUsage;
 }
 
 export class UploadGovernor {
@@ -138,6 +110,7 @@ export class UploadGovernor {
    */
   private window = { startMs: 0, bytes: 0, channelsFull: false, idle: true };
   private yielding = false;
+  private readonly usage: UplinkUsageMeter;
   /** Uplink the viewer's own downloads need now (their acknowledgements), bytes/s: uploads use the pace less this. */
   private reserve = 0;
   private timer: TimerId | undefined;
@@ -157,6 +130,7 @@ export class UploadGovernor {
   ) {
     this.refilledMs = clock.now();
     this.controlledMs = clock.now();
+    this.usage = new UplinkUsageMeter(clock.now());
     this.startPace = capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS;
     this.pace = this.startPace;
   }
@@ -165,7 +139,7 @@ export class UploadGovernor {
     this.restartIfIdle();
     return {
       paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding,
-      downloadReserveBytesPerS: Math.round(this.reserve),
+      downloadReserveBytesPerS: Math.round(this.reserve), uplink: this.usage.snapshot(this.clock.now()),
     };
   }
 
@@ -193,8 +167,7 @@ export class UploadGovernor {
    * (too slow for a high-bitrate stream's deadline, so never tried, so never raised).
    */
   get advertised(): { paceBytesPerS: number; backlogBytes: number } {
-    let backlogBytes = 0;
-    for (const source of this.sources) backlogBytes += source.backlogBytes;
+    const backlogBytes = this.queuedBytes();
     const { paceBytesPerS } = this.stats;
     return { paceBytesPerS: this.slowStart && paceBytesPerS > 0 ? PACE_UNMEASURED : paceBytesPerS, backlogBytes };
   }
@@ -234,7 +207,7 @@ export class UploadGovernor {
     this.yielding = yielding;
     if (yielding) {
       this.window.idle = true;
-      return;
+      return this.usage.enter('yielding', this.clock.now());
     }
     // Our peers heard pace 0 while we yielded, and never ask a peer at pace 0: each source pings
     // its peer now with our pace (a peer we do not upload to is not pinged otherwise).
@@ -337,8 +310,9 @@ export class UploadGovernor {
     // The whole pace is needed by our own downloads: nothing goes until the reserve changes.
     if (pace < MIN_CHUNK_BYTES) {
       this.refilledMs = now;
-      return;
+      return this.usage.enter('yielding', now);
     }
+    let sentBytes = 0;
     const chunk = chunkBytesFor(pace);
     this.tokens = Math.min(Math.max(chunk, pace * BURST_S), this.tokens + ((now - this.refilledMs) / 1000) * pace);
     this.refilledMs = now;
@@ -353,24 +327,39 @@ export class UploadGovernor {
       }
       if (!next) {
         this.window.idle = true;
-        return;
+        return this.usage.enter(this.queuedBytes() > 0 ? 'relay' : 'idle', now, sentBytes);
       }
       this.lastBusyMs = now;
       if (unsent >= sendBufferBytes) {
         // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
         this.window.channelsFull = true;
+        this.usage.enter('full', now, sentBytes);
         return this.wakeIn((unsent / pace) * 500);
       }
       if (this.tokens < chunk) {
         // Held back by the reserve, the pace itself was not what limited uploads: it does not grow on it.
         if (this.reserve === 0) this.paceLimited = true;
+        this.usage.enter('paced', now, sentBytes);
         return this.wakeIn(((chunk - this.tokens) / pace) * 1000);
       }
       const sent = next.sendChunk(chunk);
       this.tokens -= sent;
       this.window.bytes += sent;
+      sentBytes += sent;
       if (sent > 0) this.sent(now);
     }
+  }
+
+  /** Payload bytes the queued uploads still have to send, over every peer. */
+  private queuedBytes(): number {
+    let bytes = 0;
+    for (const source of this.sources) bytes += source.backlogBytes;
+    return bytes;
+  }
+
+  /** A requester cancelled an upload after `sentBytes` of it went out. */
+  uploadCancelled(sentBytes: number): void {
+    this.usage.cancelled(sentBytes);
   }
 
   private sent(now: number): void {
