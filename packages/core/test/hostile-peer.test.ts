@@ -2,7 +2,7 @@
 // flooding peer gets from us. Over a fake link on the virtual clock.
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
-import { decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
+import { PROTOCOL_VERSION, decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
@@ -24,7 +24,7 @@ function setup(segment?: Uint8Array, paceBytesPerS = UNPACED.initialUploadPaceBy
   theirs.setEvents({ message: (bytes) => { const result = decode(bytes); if (result.ok) received.push(result.message); }, close: () => {}, drain: () => {} });
   const hostile = (message: PeerMessage) => theirs.send(encode(message));
   session.start(segment !== undefined, 0, []);
-  hostile({ type: 'handshake', version: 2, uploads: true });
+  hostile({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true });
   hostile({ type: 'availability', firstSequence: 0, states: Array.from({ length: 64 }, () => 1 as const) });
   return { clock, session, hostile, received, violations };
 }

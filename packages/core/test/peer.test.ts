@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
+import { PACE_UNMEASURED, decode, encode } from '../src/wire/peer-protocol.js';
 import { UNPACED, peerId } from './fakes.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
@@ -78,6 +79,53 @@ describe('peer session', () => {
     // Either peer may be the one that is wrong: neither is banned, the bytes are dropped.
     expect(events).toEqual(['refused 7: size']);
     expect(downloader.downloading).toBeUndefined();
+    downloader.close();
+    uploader.close();
+  });
+
+  it('closes the channel to a peer of protocol version 2 without calling it a violation', async () => {
+    const clock = new VirtualClock();
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 100_000, latencyMs: 10 });
+    const events: string[] = [];
+    let closedWith: string | undefined;
+    const session = new PeerSession(mine, clock, { ...hooks(undefined, events), onClose: (_peer, reason) => (closedWith = reason) }, new UploadGovernor(clock, 0, 16_384), 500_000);
+    theirs.setEvents({ message: () => {}, close: () => {}, drain: () => {} });
+    session.start(false, 0, []);
+    theirs.send(encode({ type: 'handshake', version: 2, uploads: true }));
+    await clock.advance(100);
+    expect(closedWith).toBe('protocol version 2 not supported');
+    expect(events).toEqual([]);
+  });
+
+  it("counts every byte it receives in its pongs, and the uploader's advertised pace falls to what its link delivered", async () => {
+    const clock = new VirtualClock();
+    // A 20 kB/s link under an uploader that starts at 64 kB/s and has always more to send.
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 20_000, latencyMs: 10 });
+    const uploaderGovernor = new UploadGovernor(clock, 0, 64_000);
+    const downloader = new PeerSession(mine, clock, { ...hooks(undefined), onSegment: (peer, sequence) => peer.request(sequence) }, new UploadGovernor(clock, 0, 16_384), 500_000);
+    const pongs: number[] = [];
+    const tap = theirs.setEvents.bind(theirs);
+    theirs.setEvents = (events) => tap({ ...events, message: (data) => {
+      const decoded = decode(data);
+      if (decoded.ok && decoded.message.type === 'pong') pongs.push(decoded.message.deliveredBytes);
+      events.message(data);
+    } });
+    // As in a browser, the channel takes everything at once and the queue builds beyond it (a
+    // router's): the channel's buffer never fills, only the receiver's count shows the link's rate.
+    Object.defineProperty(theirs, 'bufferedAmount', { get: () => 0, set: () => {} });
+    const uploader = new PeerSession(theirs, clock, hooks(new Uint8Array(400_000)), uploaderGovernor, 500_000);
+    downloader.start(false, 0, []);
+    uploader.start(true, 7, [1]);
+    await clock.advance(100);
+    expect(uploaderGovernor.advertised.paceBytesPerS).toBe(PACE_UNMEASURED);
+    downloader.request(7);
+    await clock.advance(6000);
+    // The pongs count what arrived (the downloader's ledger), growing as the link delivers.
+    expect(pongs.length).toBeGreaterThan(3);
+    expect(pongs.at(-1)!).toBeGreaterThan(pongs[0]!);
+    // Slow start is over, and peers are told no more than the link's 20 kB/s (governor tests: how).
+    const advertised = uploaderGovernor.advertised.paceBytesPerS;
+    expect(advertised).toBeLessThan(22_000);
     downloader.close();
     uploader.close();
   });

@@ -78,6 +78,8 @@ export class PeerSession {
   private readonly cancelled = new Set<number>();
   /** What the peer asked us for. */
   private readonly uploads: PeerUploads;
+  /** Bytes of every message this peer sent us (mod 2^32): our pongs tell it what its uplink delivered. */
+  private receivedBytes = 0;
   private pingTimer: TimerId | undefined;
   /** The pending ping is the slow one (to a peer we do not upload to). */
   private pingTimerSlow = false;
@@ -250,6 +252,7 @@ export class PeerSession {
 
   private receive(data: Uint8Array): void {
     if (this.closed) return;
+    this.receivedBytes = (this.receivedBytes + data.length) >>> 0;
     const result = decode(data);
     if (!result.ok) return this.violation(`${result.code}: ${result.detail}`);
     const message = result.message;
@@ -277,9 +280,10 @@ export class PeerSession {
         return this.uploads.cancel(message.sequence);
       case 'ping':
         this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
-        return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState() });
+        return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState(), deliveredBytes: this.receivedBytes });
       case 'pong':
         this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
+        this.governor.delivered(this.id, message.deliveredBytes);
         return this.governor.delaySample(this.id, wireMsDiff(message.receivedMs, message.echoMs), wireMsDiff(wireMs(this.clock.now()), message.echoMs));
       case 'data':
         return this.receiveData(message.sequence, message.offset, message.totalBytes, message.payload);

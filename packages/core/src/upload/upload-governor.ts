@@ -2,16 +2,17 @@
 // share the viewer's uplink with its own playback (HTTP requests, the acknowledgements its
 // downloads need); a home router's uplink buffer holds up to about a second of traffic, and
 // everything the viewer sends waits behind it. So uploads are paced by one token bucket over
-// every peer, at a rate a delay-based controller in the spirit of LEDBAT finds: it grows while
-// the uplink's queueing delay (measured by peers from our ping messages' one-way delay) stays
-// under a small target, and falls fast when the delay rises. Requests are served one at a time,
+// every peer, at the rate the pace controller finds (pace-controller.ts: it grows while the
+// uplink's queueing delay, measured by peers from our pings' one-way delay, stays under a small
+// target, and falls fast when the delay rises). Requests are served one at a time,
 // oldest first, so that each copy completes as early as possible; none while the viewer's own
 // buffer is low, and below the pace by what the viewer's own downloads need of the uplink while
 // they run (the engine says both). What SCTP holds unsent is bounded too, so a cancel or a yield
 // takes effect within a fraction of a second.
-import { PACE_UNMEASURED } from '../wire/peer-protocol.js';
-import { MIN_CHUNK_BYTES, MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, chunkBytesFor, nextPace } from './pace.js';
+import { MIN_CHUNK_BYTES, TARGET_QUEUE_DELAY_MS, chunkBytesFor } from './pace.js';
 import type { Clock, TimerId } from '../types.js';
+import { LinkWindow } from './link-window.js';
+import { PaceController } from './pace-controller.js';
 import { UplinkDelay } from './uplink-delay.js';
 import { UplinkUsageMeter, type UplinkUsage } from './uplink-usage.js';
 
@@ -26,34 +27,6 @@ const DOWNLOAD_ACK_SHARE = 0.05;
 const WAKE_GRID_MS = 20;
 /** Bytes SCTP may hold unsent over all peers, as time at the current pace (at least one chunk). */
 const SEND_BUFFER_S = 0.1;
-/**
- * After this long without uploading, a pace below the start pace probes again, in slow start (so
- * not advertised as measured): what was learnt may be stale, and a pace too low to offer anyone
- * would never be used, so never raised again. It probes from where it is, not from the start pace:
- * on a 125 kbit/s uplink a restart at 16 KiB/s filled the router's queue each time, and the
- * viewer's own requests waited behind it (browser swarm, `--level 0` realistic). Slow start ends
- * where the uplink last pushed back while uploads used the whole pace (TCP's ssthresh): doubling
- * past it filled a slow uplink's router queue within a second (64 KiB/s to 170 kB/s on a 37 kB/s
- * uplink in the browser swarm).
- */
-const IDLE_RESTART_MS = 5000;
-/**
- * While we upload to a peer, pings to it measure our uplink's queueing delay, this often; the
- * others are pinged every OTHER_PEER_PING_INTERVAL_MS, for our upload state. With no uploads only
- * the handshake's ping goes: an idle peer's pace does not change. Every message costs a home uplink
- * a packet and the peer's SCTP acknowledgement another: at a ping a second to every neighbour,
- * pings, pongs and the acknowledgements of both took about a tenth of a 125 kbit/s uplink in the
- * browser swarm.
- */
-const PING_INTERVAL_MS = 1000;
-/**
- * In slow start the pace doubles every second, and a reading a second old let it overshoot a
- * 125 kbit/s uplink twice over before the queue showed (browser swarm, realistic: 16 to 29 kB/s
- * on one 17 ms reading, then 1.8 s of queue and a newcomer's segment took 3 s): the peers we
- * upload to are pinged this often then, so each step is about a fifth.
- */
-const PROBE_PING_INTERVAL_MS = 250;
-const OTHER_PEER_PING_INTERVAL_MS = 4000;
 /** Every peer is pinged at once at most this often when one peer's reading shows a queue the others' do not. */
 const ASK_ALL_INTERVAL_MS = 1000;
 /** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
@@ -87,28 +60,13 @@ export interface UploadGovernorStats {
 }
 
 export class UploadGovernor {
-  private pace: number;
-  /** Where the pace starts, and restarts after idle: the start option, within the cap. */
-  private readonly startPace: number;
+  private readonly controller: PaceController;
   private tokens = 0;
   private refilledMs: number;
   private readonly sources = new Set<UploadSource>();
   private readonly delay = new UplinkDelay();
-  private queueDelayMs: number | undefined;
-  private queueDelayAtMs = -Infinity;
-  private controlledMs: number;
-  /** Since the last control update, uploads waited for tokens. */
-  private paceLimited = false;
-  /** Until the uplink first pushes back (delay over target, or channels full), the pace doubles every second it is used. */
-  private slowStart = true;
-  /** The pace at which the uplink last pushed back while uploads used all of it (undefined: not yet). */
-  private ceiling: number | undefined;
-  /**
-   * What the channels actually took, over windows of a second or more: payload bytes handed to
-   * them, whether they were full, and whether uploads sat idle (out of data, or yielding: then
-   * the bytes say how much there was to send, not what the channels can take).
-   */
-  private window = { startMs: 0, bytes: 0, channelsFull: false, idle: true };
+  /** What the channels took and the receivers got, over windows in which uploads always had more to send. */
+  private readonly link: LinkWindow;
   private yielding = false;
   private readonly usage: UplinkUsageMeter;
   /** Uplink the viewer's own downloads need now (their acknowledgements), bytes/s: uploads use the pace less this. */
@@ -129,16 +87,16 @@ export class UploadGovernor {
     initialPaceBytesPerS: number,
   ) {
     this.refilledMs = clock.now();
-    this.controlledMs = clock.now();
     this.usage = new UplinkUsageMeter(clock.now());
-    this.startPace = capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS;
-    this.pace = this.startPace;
+    this.link = new LinkWindow(clock.now());
+    this.controller = new PaceController(clock.now(), capBytesPerS > 0 ? Math.min(initialPaceBytesPerS, capBytesPerS) : initialPaceBytesPerS, capBytesPerS);
   }
 
   get stats(): UploadGovernorStats {
     this.restartIfIdle();
+    const { controller } = this;
     return {
-      paceBytesPerS: this.yielding ? 0 : Math.round(this.pace), queueDelayMs: this.queueDelayMs, yielding: this.yielding,
+      paceBytesPerS: this.yielding ? 0 : Math.round(controller.pace), queueDelayMs: controller.queueDelayMs, yielding: this.yielding,
       downloadReserveBytesPerS: Math.round(this.reserve), uplink: this.usage.snapshot(this.clock.now()),
     };
   }
@@ -148,16 +106,12 @@ export class UploadGovernor {
    * uplink's queue (`toUploadTarget`: we upload to that peer) and tell it our upload state.
    */
   pingIntervalMs(toUploadTarget: boolean): number {
-    if (!toUploadTarget) return OTHER_PEER_PING_INTERVAL_MS;
-    return this.slowStart ? PROBE_PING_INTERVAL_MS : PING_INTERVAL_MS;
+    return this.controller.pingIntervalMs(toUploadTarget);
   }
 
-  /**
-   * The uplink's queueing delay now, as far as the last reading tells: a queue drains at most as
-   * fast as time passes (pings stop with uploads, so a reading can be old; 0 before the first).
-   */
+  /** The uplink's queueing delay now, as far as the last reading tells (pings stop with uploads, so a reading can be old). */
   queueDelayNowMs(nowMs: number): number {
-    return Math.max(0, (this.queueDelayMs ?? 0) - (nowMs - this.queueDelayAtMs));
+    return this.controller.queueDelayNowMs(nowMs);
   }
 
   /**
@@ -167,9 +121,16 @@ export class UploadGovernor {
    * (too slow for a high-bitrate stream's deadline, so never tried, so never raised).
    */
   get advertised(): { paceBytesPerS: number; backlogBytes: number } {
-    const backlogBytes = this.queuedBytes();
-    const { paceBytesPerS } = this.stats;
-    return { paceBytesPerS: this.slowStart && paceBytesPerS > 0 ? PACE_UNMEASURED : paceBytesPerS, backlogBytes };
+    this.restartIfIdle();
+    return { paceBytesPerS: this.controller.advertised(this.yielding), backlogBytes: this.queuedBytes() };
+  }
+
+  /**
+   * A peer's pong says how many bytes it has received from us in all (mod 2^32): what our uplink
+   * really delivered to it. The first count from a peer only sets where its deltas start.
+   */
+  delivered(peerId: string, cumulativeBytes: number): void {
+    this.link.deliveredTo(peerId, cumulativeBytes);
   }
 
   /**
@@ -179,7 +140,7 @@ export class UploadGovernor {
    */
   accepts(): boolean {
     if (this.yielding) return false;
-    return (this.advertised.backlogBytes / this.pace) * 1000 <= MAX_UPLOAD_WAIT_MS;
+    return (this.queuedBytes() / this.controller.pace) * 1000 <= MAX_UPLOAD_WAIT_MS;
   }
 
   /**
@@ -197,7 +158,7 @@ export class UploadGovernor {
     const reserve = bytesPerS * DOWNLOAD_ACK_SHARE;
     if (reserve === this.reserve) return;
     this.reserve = reserve;
-    if (reserve > 0) this.window.idle = true;
+    if (reserve > 0) this.link.interrupted();
     this.pump();
   }
 
@@ -206,7 +167,7 @@ export class UploadGovernor {
     if (yielding === this.yielding) return;
     this.yielding = yielding;
     if (yielding) {
-      this.window.idle = true;
+      this.link.interrupted();
       return this.usage.enter('yielding', this.clock.now());
     }
     // Our peers heard pace 0 while we yielded, and never ask a peer at pace 0: each source pings
@@ -234,48 +195,21 @@ export class UploadGovernor {
 
   /** After `peerId`'s reading: the controller steps on the peers' new agreement, if any (`delayMs`). */
   private read(peerId: string, delayMs: number | undefined, now: number): void {
-    if (delayMs !== undefined) this.control(delayMs, now);
+    // The next window is busy from its start only if uploads can use the whole pace now.
+    if (delayMs !== undefined) this.controller.step(delayMs, now, this.link.close(now, !this.yielding && this.reserve === 0 && this.pending()));
     // This peer sees a queue that the others' older readings outvote: every peer is asked again now,
     // so that their answers come back through the queue as it is (browser swarm, realistic: the
     // median held at 14 ms for 1.5 s, then read 1.5 s; the viewer's download behind it stalled).
     const reading = this.delay.readingMs(peerId) ?? 0;
-    if (reading > TARGET_QUEUE_DELAY_MS && reading > (this.queueDelayMs ?? 0) && now - this.askedAllMs >= ASK_ALL_INTERVAL_MS) {
+    if (reading > TARGET_QUEUE_DELAY_MS && reading > (this.controller.queueDelayMs ?? 0) && now - this.askedAllMs >= ASK_ALL_INTERVAL_MS) {
       this.askedAllMs = now;
       for (const source of this.sources) source.uploading();
     }
   }
 
-  private control(delayMs: number, now: number): void {
-    this.queueDelayMs = delayMs;
-    this.queueDelayAtMs = now;
-    if (delayMs > TARGET_QUEUE_DELAY_MS) {
-      this.slowStart = false;
-      if (this.paceLimited) this.ceiling = this.pace;
-    }
-    const before = this.pace;
-    this.pace = nextPace(this.pace, this.queueDelayMs, now - this.controlledMs, this.paceLimited, this.capBytesPerS, this.slowStart);
-    if (this.slowStart && this.ceiling !== undefined && this.pace > this.ceiling) {
-      this.pace = Math.max(before, this.ceiling);
-      this.slowStart = false;
-    }
-    const windowMs = now - this.window.startMs;
-    if (windowMs >= 1000) {
-      // Channels that filled up while there was always more to send took less than the pace: the
-      // pace is what they carried, not what we would like them to (else peers are told a rate
-      // nobody gets).
-      if (this.window.channelsFull && !this.window.idle) {
-        this.slowStart = false;
-        this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, (this.window.bytes / windowMs) * 1000 * 1.1));
-        this.ceiling = this.pace;
-      }
-      this.window = { startMs: now, bytes: 0, channelsFull: false, idle: !this.pending() };
-    }
-    this.controlledMs = now;
-    this.paceLimited = false;
-  }
-
   forgetPeer(peerId: string): void {
     this.delay.forget(peerId);
+    this.link.forget(peerId);
   }
 
   add(source: UploadSource): void {
@@ -287,12 +221,7 @@ export class UploadGovernor {
   }
 
   private restartIfIdle(): void {
-    const now = this.clock.now();
-    // Uploads waiting on full channels are not idle: the uplink is as slow as the pace says.
-    if (now - this.lastBusyMs < IDLE_RESTART_MS || this.pace >= this.startPace || this.slowStart) return;
-    this.slowStart = true;
-    // The controller's next step counts from here: the idle time before is no time at this pace.
-    this.controlledMs = now;
+    this.controller.restartIfIdle(this.clock.now(), this.lastBusyMs);
   }
 
   /** Some upload has data to send. */
@@ -306,7 +235,9 @@ export class UploadGovernor {
     if (this.timer !== undefined || this.yielding) return;
     this.restartIfIdle();
     const now = this.clock.now();
-    const pace = this.pace - this.reserve;
+    const pace = this.controller.pace - this.reserve;
+    // Sending below the pace for the viewer's own downloads, a window says nothing of the link.
+    if (this.reserve > 0) this.link.interrupted();
     // The whole pace is needed by our own downloads: nothing goes until the reserve changes.
     if (pace < MIN_CHUNK_BYTES) {
       this.refilledMs = now;
@@ -326,25 +257,25 @@ export class UploadGovernor {
         if (since !== undefined && (!next || since < next.oldestUploadMs!)) next = source;
       }
       if (!next) {
-        this.window.idle = true;
+        this.link.interrupted();
         return this.usage.enter(this.queuedBytes() > 0 ? 'relay' : 'idle', now, sentBytes);
       }
       this.lastBusyMs = now;
       if (unsent >= sendBufferBytes) {
         // SCTP cannot send as fast as we pace (the uplink or its congestion window is the limit): wait for it.
-        this.window.channelsFull = true;
+        this.link.full();
         this.usage.enter('full', now, sentBytes);
         return this.wakeIn((unsent / pace) * 500);
       }
       if (this.tokens < chunk) {
         // Held back by the reserve, the pace itself was not what limited uploads: it does not grow on it.
-        if (this.reserve === 0) this.paceLimited = true;
+        if (this.reserve === 0) this.controller.heldBack();
         this.usage.enter('paced', now, sentBytes);
         return this.wakeIn(((chunk - this.tokens) / pace) * 1000);
       }
       const sent = next.sendChunk(chunk);
       this.tokens -= sent;
-      this.window.bytes += sent;
+      this.link.sent(sent);
       sentBytes += sent;
       if (sent > 0) this.sent(now);
     }

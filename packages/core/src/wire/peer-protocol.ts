@@ -1,9 +1,9 @@
-// Shoal's peer wire protocol, version 2: one binary message per data-channel message.
+// Shoal's peer wire protocol, version 3: one binary message per data-channel message.
 // The byte layouts are documented in PROTOCOL.md, whose test vectors test/peer-protocol.test.ts
 // checks. decode() never throws: a malformed message is a typed error the peer session turns
 // into a ban.
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Data chunk payload size: the largest message every browser's data channel carries. */
 export const CHUNK_BYTES = 16 * 1024;
 /** Largest segment a peer may offer (a 4K segment of several seconds fits). */
@@ -48,8 +48,12 @@ export type PeerMessage =
    * payload bytes queued ahead of it.
    */
   | { type: 'ping'; sentMs: number; paceBytesPerS: number; backlogBytes: number }
-  /** The ping's sentMs echoed, the receiver's clock when it arrived, and the receiver's upload state. */
-  | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number };
+  /**
+   * The ping's sentMs echoed, the receiver's clock when it arrived, the receiver's upload state, and
+   * every byte the receiver got from the pinger on this channel so far (mod 2^32): what the
+   * pinger's uplink really delivered.
+   */
+  | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number; deliveredBytes: number };
 
 /** A ping's or pong's pace before the sender has measured its uplink: the requester judges the rate itself. */
 export const PACE_UNMEASURED = 0xffff_ffff;
@@ -145,11 +149,12 @@ export function encode(message: PeerMessage): Uint8Array {
       return bytes;
     }
     case 'pong': {
-      const [bytes, view] = header(MessageType.pong, 17);
+      const [bytes, view] = header(MessageType.pong, 21);
       view.setUint32(1, message.echoMs);
       view.setUint32(5, message.receivedMs);
       view.setUint32(9, message.paceBytesPerS);
       view.setUint32(13, message.backlogBytes);
+      view.setUint32(17, message.deliveredBytes);
       return bytes;
     }
   }
@@ -250,11 +255,14 @@ export function decode(bytes: Uint8Array): DecodeResult {
       return { ok: true, message: { type: 'ping', sentMs: view.getUint32(1), paceBytesPerS: view.getUint32(5), backlogBytes: view.getUint32(9) } };
     }
     case MessageType.pong: {
-      const bad = exactly(17);
+      const bad = exactly(21);
       if (bad) return bad;
       return {
         ok: true,
-        message: { type: 'pong', echoMs: view.getUint32(1), receivedMs: view.getUint32(5), paceBytesPerS: view.getUint32(9), backlogBytes: view.getUint32(13) },
+        message: {
+          type: 'pong', echoMs: view.getUint32(1), receivedMs: view.getUint32(5), paceBytesPerS: view.getUint32(9), backlogBytes: view.getUint32(13),
+          deliveredBytes: view.getUint32(17),
+        },
       };
     }
     default:
