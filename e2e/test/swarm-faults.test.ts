@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { slopePerSecond, summarizeMemory, type MemoryPoint } from '../src/swarm/memory-report.js';
 import { summarizeFaults } from '../src/swarm/report-faults.js';
-import { faultsDurationS } from '../src/swarm/run-swarm.js';
 import { scenarios } from '../src/swarm/scenarios.js';
-import type { FaultRecord } from '../src/swarm/faults.js';
+import { faultsDurationS, type FaultRecord } from '../src/swarm/faults.js';
 import type { ViewerSnapshot } from '../src/swarm/viewer-snapshot.js';
 
 describe('swarm faults report', () => {

@@ -4,6 +4,7 @@
 // runs for every engine of a comparison, so the HTTP-only baseline plays under the same faults.
 // This module drives the phases and records what happened; report-faults.ts turns it into figures.
 import type { Origin } from '../origin.js';
+import { joinOffsetsMs, type Scenario } from './scenarios.js';
 import type { ViewerSession } from './viewer-session.js';
 
 export type FaultName = 'tracker-outage' | 'peer-crash' | 'origin-errors' | 'hostile-peers';
@@ -45,6 +46,14 @@ export function faultPhaseS(fault: FaultName, options: Omit<FaultOptions, 'fault
     case 'hostile-peers':
       return options.hostileS ?? HOSTILE_PHASE_S;
   }
+}
+
+/** Seconds a run needs for its faults: the joins, the warm-up, every phase and a few seconds after. */
+export function faultsDurationS(scenario: Scenario, options: { faults?: FaultOptions; peers: number; durationS: number }): number {
+  const faults = options.faults?.faults ?? [];
+  if (faults.length === 0) return 0;
+  const lastJoinS = (joinOffsetsMs(scenario, options.peers, options.durationS).at(-1) ?? 0) / 1000;
+  return lastJoinS + FAULT_WARMUP_S + faults.reduce((sum, fault) => sum + faultPhaseS(fault, options.faults!), 0) + 5;
 }
 
 /** A hostile page (e2e/pages/hostile-peer.js) as the runner sees it. */

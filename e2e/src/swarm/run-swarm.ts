@@ -10,7 +10,7 @@ import { networkProfile } from '../network-profiles.js';
 import { startOrigin, type Origin } from '../origin.js';
 import { startStaticServer, type StaticServer } from '../static-server.js';
 import { startTrackerProcess, type TrackerProcess } from '../tracker-process.js';
-import { FAULT_WARMUP_S, FaultDriver, faultPhaseS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
+import { FAULT_WARMUP_S, FaultDriver, faultsDurationS, type FaultHost, type FaultOptions, type HostileSession, type HostileSnapshot } from './faults.js';
 import type { MemoryPoint } from './memory-report.js';
 import type { TimelinePoint } from './metrics.js';
 import { buildSwarmReport, summarizeRun, type RunRecord } from './report.js';
@@ -161,14 +161,6 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
     await pages?.close();
     await closeStage(stage);
   }
-}
-
-/** Seconds a run needs for its faults: the joins, the warm-up, every phase and a few seconds after. */
-export function faultsDurationS(scenario: Scenario, options: Pick<SwarmOptions, 'faults' | 'peers' | 'durationS'>): number {
-  const faults = options.faults?.faults ?? [];
-  if (faults.length === 0) return 0;
-  const lastJoinS = (joinOffsetsMs(scenario, options.peers, options.durationS).at(-1) ?? 0) / 1000;
-  return lastJoinS + FAULT_WARMUP_S + faults.reduce((sum, fault) => sum + faultPhaseS(fault, options.faults!), 0) + 5;
 }
 
 async function runEngine(
