@@ -26,6 +26,7 @@ export default defineConfig({
       project('tracker', 'tracker'),
       project('e2e', 'e2e'),
       project('sim', 'sim'),
+      project('scripts', 'scripts'),
     ],
   },
 });

@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { buildFingerprint, recordStep } from './setup-steps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (command, args, env = {}) => {
@@ -45,10 +46,13 @@ const publishable = {
 
 const target = process.argv[2]?.replace(/\/+$/, '');
 if (target === undefined) {
+  // Taken before building: a file changed meanwhile makes the next `npm run setup` build again.
+  const sources = buildFingerprint();
   run('rollup', ['-c', 'rollup.config.js', '--silent']);
   await hlsjsBrowserBundle();
   run('tsc', ['-b', 'tracker', 'e2e', 'sim']);
   run('node', ['e2e/bin/make-sample-media.js']);
+  recordStep('build', sources);
 } else {
   const pkg = publishable[target];
   if (!pkg) {

@@ -24,7 +24,12 @@ const run = (label, command, args) => {
 // The consumer check packs and npm-installs the packages (it needs the registry), so it runs
 // here; the browser tests then play the pages it built (e2e/browser-test/player-consumer.spec.ts).
 const consumerDir = mkdtempSync(join(tmpdir(), 'shoal-consumer-'));
+// `npm test` starts with `npm run setup`: a second one, with nothing changed, must skip both steps.
+console.log('\n== setup again, nothing changed');
+const again = spawnSync(process.execPath, ['scripts/setup.mjs'], { cwd: root, encoding: 'utf8' });
+console.log(`${again.stdout}${again.stderr}`.trim());
 const results = [
+  ['setup again skips the install and the build', again.status === 0 && again.stdout.includes('install skipped') && again.stdout.includes('build skipped')],
   ['bundle size budgets', run('bundle size budgets', process.execPath, ['scripts/size.mjs', '--check'])],
   ['types of the tests (tsc)', run('types of the tests (tsc)', 'node_modules/.bin/tsc', ['-p', 'tsconfig.tests.json'])],
   ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],
