@@ -1,11 +1,11 @@
-#!/usr/bin/env node
-// The consumer check, as a user outside this repository meets Shoal: pack @shoal/core, hlsjs,
-// player and tracker (their prepack builds them), check what each tarball holds, install the
-// tarballs with plain npm into a fresh project in the system's temp dir, bundle one page with
-// esbuild and one with Vite, measure the frame client alone, and type-check a consumer file under
-// moduleResolution bundler, node16 and node10. e2e/browser-test/player-consumer.spec.ts then plays the two
-// pages in Chromium. This half needs the npm registry, so `npm test` runs it before the browser
-// tests (which run without a network).
+// The consumer check, as a user outside this repository meets Shoal: the README's own two
+// commands (its folder swapped for this run's own) pack @shoal/core, hlsjs, player and tracker
+// (scripts/pack.mjs: their prepack builds them) and install the tarballs with plain npm into a
+// fresh project in the system's temp dir; then what each tarball holds against its `files` list,
+// a page bundled with esbuild and one with Vite, the frame client measured alone, and a consumer
+// file type-checked under moduleResolution bundler, node16 and node10.
+// e2e/browser-test/player-consumer.spec.ts then plays the two pages in Chromium. This half needs
+// the npm registry, so `npm test` runs it before the browser tests (which run without a network).
 //
 //   node e2e/consumer/prepare.mjs [out dir]   (default: a new dir in the system's temp dir)
 //
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { publishablePackages, readTarball, tarballProblems } from '../../scripts/pack-packages.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -25,12 +26,6 @@ const packs = join(out, 'packs');
 const app = join(out, 'app');
 /** The frame client is all a host page of the iframe embed loads. */
 const frameClientBudgetBytes = 10 * 1024;
-const packages = [
-  { dir: 'packages/core', name: '@shoal/core' },
-  { dir: 'packages/hlsjs', name: '@shoal/hlsjs' },
-  { dir: 'packages/player', name: '@shoal/player' },
-  { dir: 'tracker', name: '@shoal/tracker' },
-];
 
 let failures = 0;
 const report = (ok, what, detail = '') => {
@@ -54,76 +49,48 @@ function finish() {
   process.exit(failures === 0 ? 0 : 1);
 }
 
-// 1. Pack, as `pnpm publish` would (it turns workspace:^ into versions).
-mkdirSync(packs, { recursive: true });
-for (const pkg of packages) {
-  step(`pack ${pkg.name}`, process.execPath, [join(root, 'scripts/pnpm.mjs'), '-C', pkg.dir, 'pack', '--pack-destination', packs]);
+// 1. The README's commands, as written but for their folder: pack into one folder, install together.
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const packLine = readme.match(/^npm run pack -- --out (\S+)/m);
+const installLine = readme.match(/^(npm install (\S+)\/\*\.tgz[^#\n]*?)\s*(#.*)?$/m);
+if (!packLine || !installLine || packLine[1] !== installLine[2]) {
+  report(false, 'README.md has `npm run pack -- --out DIR` and `npm install DIR/*.tgz …` with one DIR', packLine?.[0] ?? installLine?.[1] ?? 'neither found');
+  finish();
 }
-const tarballs = Object.fromEntries(
-  packages.map((pkg) => {
-    const prefix = `${pkg.name.replace('@', '').replace('/', '-')}-`;
-    return [pkg.name, join(packs, readdirSync(packs).find((file) => file.startsWith(prefix) && file.endsWith('.tgz')))];
-  }),
-);
+const readmeFolder = packLine[1];
+const ownFolder = (line) => line.replaceAll(readmeFolder, packs);
+step(`README: ${packLine[0]}`, 'sh', ['-c', ownFolder(packLine[0])], { cwd: root });
 
 // 2. What each tarball holds.
-for (const pkg of packages) {
-  const tarball = tarballs[pkg.name];
-  const files = new Set(run('tar', ['-tzf', tarball]).output.split('\n').map((path) => path.replace(/^package\//, '')));
-  const manifest = JSON.parse(run('tar', ['-xzOf', tarball, 'package/package.json']).output);
-  const missing = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json'].filter((file) => !files.has(file));
-  const targets = [];
-  const collect = (value) => {
-    if (typeof value === 'string') targets.push(value.replace(/^\.\//, ''));
-    else if (value && typeof value === 'object') Object.values(value).forEach(collect);
-  };
-  collect([manifest.exports, manifest.main, manifest.types, manifest.bin, manifest.typesVersions]);
-  missing.push(...targets.filter((path) => path !== 'package.json' && !files.has(path)));
-  const jsEntries = targets.filter((path) => /^dist\/[^/]+\.js$/.test(path) && !path.endsWith('.min.js') && !path.endsWith('.browser.js'));
-  missing.push(...jsEntries.map((path) => path.replace(/\.js$/, '.d.ts')).filter((path) => !files.has(path)));
-  const workspaceRanges = Object.entries({ ...manifest.dependencies, ...manifest.peerDependencies }).filter(([, range]) => String(range).startsWith('workspace:'));
-  const absentFields = ['version', 'license', 'repository', 'engines', 'publishConfig'].filter((field) => manifest[field] === undefined);
-  const strays = [...files].filter((path) => /(^|\/)(src|test|tsc)\/|\.tsbuildinfo$/.test(path));
-  report(
-    missing.length + workspaceRanges.length + absentFields.length + strays.length === 0,
-    `${pkg.name} tarball holds built JS, .d.ts, README, LICENSE, CHANGELOG; versions instead of workspace: ranges`,
-    [
-      missing.length ? `missing ${missing.join(', ')}` : '',
-      workspaceRanges.length ? `unresolved ${workspaceRanges.map(([name, range]) => `${name}@${range}`).join(', ')}` : '',
-      absentFields.length ? `package.json lacks ${absentFields.join(', ')}` : '',
-      strays.length ? `should not ship ${strays.slice(0, 5).join(', ')}` : '',
-    ].filter(Boolean).join('; ') || `${files.size} files`,
-  );
+const packed = publishablePackages.map((pkg) => ({ ...pkg, tarball: join(packs, readdirSync(packs).find((file) => file.startsWith(`${pkg.name.slice(1).replace('/', '-')}-`))) }));
+for (const pkg of packed) {
+  const { problems, fileCount } = tarballProblems(pkg, pkg.tarball);
+  report(problems.length === 0, `${pkg.name} tarball holds what its files list says (built JS, .d.ts, README, LICENSE, CHANGELOG); versions instead of workspace: ranges`, problems.join('; ') || `${fileCount} files`);
 }
 
-// 3. A fresh project outside the workspace, installed with plain npm from the tarballs; hls.js,
-// video.js, Vite and @types/node from the registry (the versions this repository tests with).
-const playerManifest = JSON.parse(readFileSync(join(root, 'packages/player/package.json'), 'utf8'));
+// The release command of the README, dry: it publishes these four (no private package), each with
+// as many files as `npm run pack` packed. --ignore-scripts: the packs just built every dist.
+const publish = step('pnpm publish -r --provenance (dry run) publishes the four packages as packed', process.execPath, [
+  join(root, 'scripts/pnpm.mjs'), 'publish', '-r', '--provenance', '--dry-run', '--no-git-checks', '--ignore-scripts',
+]);
+const published = new Map([...publish.output.matchAll(/name: (\S+)[\s\S]*?total files: (\d+)/g)].map((match) => [match[1], Number(match[2])]));
+report(
+  published.size === packed.length && packed.every((pkg) => published.get(pkg.name) === readTarball(pkg.tarball).files.size),
+  'the dry run publishes the packages `npm run pack` packed, file for file',
+  [...published].map(([name, files]) => `${name} ${files} files`).join(', '),
+);
+
+// 3. A fresh project outside the workspace: the README's install line, then the build tools the
+// checks below use (Vite, and @types/node at the version this repository tests with).
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 cpSync(join(here, 'app'), app, { recursive: true });
-writeFileSync(
-  join(app, 'package.json'),
-  `${JSON.stringify(
-    {
-      name: 'shoal-consumer',
-      private: true,
-      type: 'module',
-      dependencies: {
-        ...Object.fromEntries(packages.map((pkg) => [pkg.name, `file:${tarballs[pkg.name]}`])),
-        'hls.js': playerManifest.devDependencies['hls.js'],
-        'video.js': playerManifest.devDependencies['video.js'],
-      },
-      devDependencies: { vite: '^8.0.0', '@types/node': rootManifest.devDependencies['@types/node'] },
-    },
-    null,
-    2,
-  )}\n`,
-);
-step('npm install the tarballs into a fresh project', 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app });
+writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'shoal-consumer', private: true, type: 'module' }, null, 2)}\n`);
+step(`README: ${installLine[1]}`, 'sh', ['-c', `${ownFolder(installLine[1])} --no-audit --no-fund --loglevel=error`], { cwd: app });
+step('npm install the build tools (Vite, @types/node)', 'npm', ['install', '--save-dev', 'vite@^8.0.0', `@types/node@${rootManifest.devDependencies['@types/node']}`, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app });
 const installed = (name) => JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8'));
 const nested = run('find', [join(app, 'node_modules'), '-path', '*/node_modules/@shoal/*/node_modules/@shoal', '-maxdepth', '6']).output;
 report(
-  packages.every((pkg) => installed(pkg.name).version === JSON.parse(run('tar', ['-xzOf', tarballs[pkg.name], 'package/package.json']).output).version) && nested === '',
+  packed.every((pkg) => installed(pkg.name).version === readTarball(pkg.tarball).manifest.version) && nested === '',
   'npm resolved @shoal/* from the tarballs alone (one copy each, none from the registry)',
   nested,
 );
