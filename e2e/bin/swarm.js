@@ -2,7 +2,7 @@
 // `npm run swarm -- --scenario live-normal --peers 8 --duration 120 --engine shoal --out out/run1`
 // Swarms of real Chromium viewers against the local origin and Shoal's tracker (or an external
 // stream), measuring offload and QoE beside an HTTP-only baseline. See e2e/src/swarm/.
-import { existsSync } from 'node:fs';
+import { loadBuilt } from '../../scripts/load-built.mjs';
 import { usage } from './swarm-usage.js';
 
 const args = process.argv.slice(2);
@@ -11,13 +11,10 @@ if (args.includes('--help') || args.includes('-h')) {
   console.log(usage);
   process.exit(0);
 }
-if (!existsSync(new URL('../dist/swarm/cli-options.js', import.meta.url))) {
-  console.error('shoal swarm: e2e is not built yet: run `npm run setup` first (installs and builds everything)');
-  process.exit(1);
-}
-const { parseSwarmArgs, runTimeLimitMs } = await import('../dist/swarm/cli-options.js');
-const { reexecInLoopbackNamespace } = await import('../dist/swarm/netns.js');
-const { runSwarm } = await import('../dist/swarm/run-swarm.js');
+const built = (path) => loadBuilt('swarm', new URL(`../dist/swarm/${path}`, import.meta.url).href);
+const { parseSwarmArgs, runTimeLimitMs } = await built('cli-options.js');
+const { reexecInLoopbackNamespace } = await built('netns.js');
+const { runSwarm } = await built('run-swarm.js');
 
 const log = (line) => console.log(line);
 let options;

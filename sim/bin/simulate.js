@@ -2,7 +2,9 @@
 // `npm run simulate -- --scenario live-normal --peers 1000 --network unlimited --minutes 10 --seed 1 --out out/sim1`
 // The swarm simulator: the unmodified Shoal engine in every simulated viewer, on a virtual clock
 // with simulated links, tracker and origin. See sim/README.md.
-import { parseSimArgs, runSimCli, usage } from '../dist/cli.js';
+import { loadBuilt } from '../../scripts/load-built.mjs';
+
+const { parseSimArgs, runSimCli, usage } = await loadBuilt('simulate', new URL('../dist/cli.js', import.meta.url).href);
 
 let options;
 try {
