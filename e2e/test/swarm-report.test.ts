@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildSwarmReport, summarizeRun, type RunRecord } from '../src/swarm/report.js';
-import { renderReportHtml } from '../src/swarm/report-html.js';
+import { renderReportHtml, timeTicks } from '../src/swarm/report-html.js';
 import { renderReportTable } from '../src/swarm/report-table.js';
 import { scenarios } from '../src/swarm/scenarios.js';
 import type { EngineName, ViewerSnapshot } from '../src/swarm/viewer-snapshot.js';
@@ -118,6 +118,22 @@ describe('swarm report', () => {
     const table = renderReportTable(report);
     expect(table).toMatch(/^shoal +56% +67% +83% +67% +83% +0\.84 +56%/m);
     expect(table).toContain('shoal: capacity bound 66.7% = the ideal (no uplink limit); offload 55.6% is 83.3% of it');
+  });
+
+  it('puts the time axes\' ticks on round steps (1, 2, 5, 10, 15, 30, 60 s, …), never on thirds of the run', () => {
+    expect(timeTicks(20, 6)).toEqual([0, 5, 10, 15, 20]);
+    expect(timeTicks(40, 7)).toEqual([0, 10, 20, 30, 40]);
+    expect(timeTicks(85, 6)).toEqual([0, 15, 30, 45, 60, 75]);
+    expect(timeTicks(90, 6)).toEqual([0, 15, 30, 45, 60, 75, 90]);
+    expect(timeTicks(130, 7)).toEqual([0, 30, 60, 90, 120]);
+    expect(timeTicks(3 * 3600, 6)).toEqual([0, 1800, 3600, 5400, 7200, 9000, 10800]);
+    expect(timeTicks(3, 6)).toEqual([0, 1, 2, 3]);
+    // The 40-s run above: both charts label 0, 10, 20, 30, 40 s (they read 0, 7, 13, 20 … before).
+    const html = renderReportHtml(buildSwarmReport([baseline, shoal], { machine: { cpus: 2, platform: 'linux-x64', node: 'v22' }, command: 'npm run swarm' }));
+    const labels = [...html.matchAll(/>(\d+) s<\/text>/g)].map((match) => Number(match[1]));
+    expect(labels.length).toBeGreaterThan(0);
+    expect(labels.filter((tS) => tS % 10 !== 0)).toEqual([]);
+    expect(new Set(labels)).toEqual(new Set([0, 10, 20, 30, 40]));
   });
 
   it('states the capacity bound the viewers\' uplinks allow over their time in the swarm, and the offload as a share of it', () => {

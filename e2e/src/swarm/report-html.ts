@@ -16,6 +16,16 @@ const percent = (value: number | null) => (value === null ? '–' : `${(value * 
 const fixed = (value: number | null, digits: number, unit = '') => (value === null ? '–' : `${value.toFixed(digits)}${unit}`);
 const megabytes = (bytes: number | null) => (bytes === null ? '–' : `${(bytes / 1e6).toFixed(1)} MB`);
 
+/** Round steps for a time axis, seconds: a reader adds 15 to 30 at a glance, not 7 to 13. */
+const timeSteps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+
+/** Ticks for a time axis from 0 to maxS: multiples of the smallest round step that needs at most maxTicks + 1 of them. */
+export function timeTicks(maxS: number, maxTicks: number): number[] {
+  const step = timeSteps.find((candidate) => maxS / candidate <= maxTicks) ?? Math.ceil(maxS / maxTicks / 3600) * 3600;
+  return Array.from({ length: Math.floor(maxS / step + 1e-9) + 1 }, (_, index) => index * step);
+}
+const timeLabel = (tS: number) => (tS >= 120 && tS % 60 === 0 ? `${tS / 60} min` : `${tS} s`);
+
 function summaryTable(report: SwarmReport): string {
   const rows: Array<[string, (run: RunReport) => string, string]> = [
     ['offload', (run) => percent(run.offload), '1 − origin bytes / bytes delivered to players'],
@@ -59,8 +69,8 @@ function offloadChart(report: SwarmReport): string {
   const grid = [0, 0.25, 0.5, 0.75, 1]
     .map((value) => `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(value)}" y2="${y(value)}" class="grid"/><text x="${pad.left - 6}" y="${y(value) + 4}" text-anchor="end">${value * 100}%</text>`)
     .join('');
-  const xTicks = Array.from({ length: 6 }, (_, index) => (maxT * index) / 5)
-    .map((tS) => `<text x="${x(tS)}" y="${height - pad.bottom + 16}" text-anchor="middle">${Math.round(tS)} s</text>`)
+  const xTicks = timeTicks(maxT, 6)
+    .map((tS) => `<text x="${x(tS)}" y="${height - pad.bottom + 16}" text-anchor="middle">${timeLabel(tS)}</text>`)
     .join('');
   const primary = report.runs.find((run) => run.engine !== 'http') ?? report.runs[0];
   const ideal = primary?.ideal ?? 0;
@@ -82,7 +92,7 @@ function offloadChart(report: SwarmReport): string {
       ? `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(bound)}" y2="${y(bound)}" stroke="#333" stroke-dasharray="1 3"/>` +
         `<line x1="${width - pad.right + 12}" x2="${width - pad.right + 24}" y1="${boundY - 7}" y2="${boundY - 7}" stroke="#333" stroke-dasharray="1 2"/><text x="${width - pad.right + 30}" y="${boundY - 3}">capacity bound ${percent(bound)}</text>`
       : '';
-  return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-label="offload over time">
+  return `<svg width="${width}" viewBox="0 0 ${width} ${height}" role="img" aria-label="offload over time">
 ${grid}${xTicks}
 <line x1="${pad.left}" x2="${width - pad.right}" y1="${y(ideal)}" y2="${y(ideal)}" stroke="#333" stroke-dasharray="5 4"/>
 <line x1="${width - pad.right + 12}" x2="${width - pad.right + 24}" y1="${idealY - 7}" y2="${idealY - 7}" stroke="#333" stroke-dasharray="3 2"/><text x="${width - pad.right + 30}" y="${idealY - 3}">ideal ${percent(ideal)}</text>
@@ -95,7 +105,8 @@ ${lines}
 /** Per viewer: HTTP and P2P bytes received (stacked), uploaded bytes below. */
 function bytesChart(run: RunReport, scaleBytes: number): string {
   const rowHeight = 22;
-  const labelWidth = 120;
+  // Room for "v12 (P2P off) (no upload)" at the labels' 12 px.
+  const labelWidth = 160;
   const barWidth = 520;
   const height = run.perPeer.length * rowHeight + 28;
   const w = (bytes: number) => (bytes / Math.max(1, scaleBytes)) * barWidth;
@@ -113,7 +124,7 @@ function bytesChart(run: RunReport, scaleBytes: number): string {
     })
     .join('');
   const legendY = height - 8;
-  return `<svg viewBox="0 0 ${labelWidth + barWidth + 140} ${height}" role="img" aria-label="bytes per viewer by source">${rows}
+  return `<svg width="${labelWidth + barWidth + 140}" viewBox="0 0 ${labelWidth + barWidth + 140} ${height}" role="img" aria-label="bytes per viewer by source">${rows}
 <rect x="${labelWidth}" y="${legendY - 9}" width="10" height="10" fill="${httpColor}"/><text x="${labelWidth + 14}" y="${legendY}">HTTP (origin)</text>
 <rect x="${labelWidth + 120}" y="${legendY - 9}" width="10" height="10" fill="${p2pColor}"/><text x="${labelWidth + 134}" y="${legendY}">P2P (from peers)</text>
 <rect x="${labelWidth + 260}" y="${legendY - 6}" width="10" height="4" fill="${uploadColor}"/><text x="${labelWidth + 274}" y="${legendY}">uploaded to peers</text>
@@ -143,10 +154,10 @@ function stallTimeline(run: RunReport, maxT: number): string {
       );
     })
     .join('');
-  const ticks = Array.from({ length: 7 }, (_, index) => (maxT * index) / 6)
-    .map((tS) => `<text x="${x(tS)}" y="${height - 4}" text-anchor="middle" class="small">${Math.round(tS)} s</text>`)
+  const ticks = timeTicks(maxT, 7)
+    .map((tS) => `<text x="${x(tS)}" y="${height - 4}" text-anchor="middle" class="small">${timeLabel(tS)}</text>`)
     .join('');
-  return `<svg viewBox="0 0 ${labelWidth + axisWidth + 30} ${height}" role="img" aria-label="stalls on a timeline">${rows}${ticks}</svg>`;
+  return `<svg width="${labelWidth + axisWidth + 30}" viewBox="0 0 ${labelWidth + axisWidth + 30} ${height}" role="img" aria-label="stalls on a timeline">${rows}${ticks}</svg>`;
 }
 
 /** Each viewer's shaped link: cap, mean and busiest window each way (the evidence the shaping held). */
@@ -176,10 +187,12 @@ export function renderReportHtml(report: SwarmReport): string {
   const perEngine = report.runs
     .map(
       (run) => `<section><h3 style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</h3>
-<div class="pair"><figure><figcaption>bytes per viewer by source</figcaption>${bytesChart(run, maxBytes)}</figure>
-<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure></div>${run.network ? networkTable(run.network) : ''}${run.uplinkAccount && run.engine !== 'http' ? uplinkAccountHtml(run.uplinkAccount) : ''}</section>`,
+<figure><figcaption>bytes per viewer by source</figcaption>${bytesChart(run, maxBytes)}</figure>
+<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure>${run.network ? networkTable(run.network) : ''}${run.uplinkAccount && run.engine !== 'http' ? uplinkAccountHtml(run.uplinkAccount) : ''}</section>`,
     )
     .join('\n');
+  // Each chart is drawn at its own width (its viewBox's), shrinking only in a narrower window: the
+  // labels stay at their 11-12 px (squeezed into half-width columns they were 7-8 px).
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Shoal swarm · ${escapeHtml(report.scenario)} · ${report.peers} viewers</title>
 <style>
@@ -188,9 +201,8 @@ h1 { font-size: 20px; margin-bottom: 4px; } h2 { font-size: 16px; margin-top: 28
 .meta { color: #666; margin-top: 0; }
 table.summary { border-collapse: collapse; } table.summary th, table.summary td { padding: 4px 12px; border-bottom: 1px solid #eee; text-align: right; }
 table.summary tbody th { text-align: left; font-weight: 500; } table.summary small { display: block; color: #888; font-weight: 400; font-size: 11px; }
-svg { width: 100%; height: auto; font-size: 11px; } svg .grid { stroke: #eee; } svg .small { font-size: 10px; fill: #555; } svg .axis { fill: #777; }
+svg { display: block; max-width: 100%; height: auto; font-size: 12px; } svg .grid { stroke: #eee; } svg .small { font-size: 11px; fill: #555; } svg .axis { fill: #777; }
 figure { margin: 0 0 12px; } figcaption { color: #555; font-size: 12px; }
-.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 .ok { color: #2a7; } .bad { color: #c22; font-weight: 600; } .warn { color: #b70; }
 code { background: #f4f4f4; padding: 1px 4px; }
 </style></head><body>
