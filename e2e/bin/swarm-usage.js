@@ -8,7 +8,8 @@ stream), measuring offload and playback quality beside an HTTP-only baseline. Wr
 report.json (schema version, Shoal commit, every figure) and report.html.
 
   --scenario NAME     live-normal | live-high | live-high-half | live-low | vod | churn
-                      (default live-normal)
+                      (default live-normal; with --stream, vod or live-normal as the stream's
+                      playlist says, and a scenario of the other kind is refused)
   --peers N           concurrent viewers (default 4)
   --duration S        seconds per engine run (default 60)
   --engine NAME       shoal | http | p2p-media-loader | p2p-media-loader-peertube (default
@@ -17,7 +18,11 @@ report.json (schema version, Shoal commit, every figure) and report.html.
                       (p2p-media-loader: its defaults; p2p-media-loader-peertube: PeerTube's
                       live settings, highDemandTimeWindow 4)
   --out DIR           where report.json and report.html go (default out/swarm-<scenario>-<time>)
-  --stream URL        an external master playlist: no origin count then (the report says so)
+  --stream URL        an external master playlist: no origin count then (the report says so).
+                      Checked before any browser starts, as a viewer page on another origin
+                      loads it: the playlists and a segment must carry
+                      Access-Control-Allow-Origin (CORS), else the run stops (exit 6) naming
+                      each missing header; Range support is checked too (a warning)
   --tracker URL       an external tracker (default: Shoal's tracker, started per run)
   --level N           pin hls.js to rendition N (default: ABR)
   --sample-interval S seconds between samples (default 5; 2 under a minute)
@@ -63,7 +68,9 @@ report.json (schema version, Shoal commit, every figure) and report.html.
                       named engine's). E.g. --assert offload>=0.6 --assert stalls<=baseline
   -h, --help          this text
 
-Exit codes: 0 done; 1 error; 2 bad arguments; 3 the watchdog stopped the run (partial report
+Exit codes: 0 done; 1 error (also: not built yet, run \`npm run setup\`); 2 bad arguments (also: a
+--scenario of the other kind than the --stream); 3 the watchdog stopped the run (partial report
 written); 4 the HTTP-only baseline itself did not play smoothly (figures not valid); 5 an --assert
-threshold failed; 130/143 interrupted (SIGINT/SIGTERM; partial report written).
+threshold failed; 6 the --stream failed its preflight (e.g. no CORS headers; nothing launched);
+130/143 interrupted (SIGINT/SIGTERM; partial report written).
 `;

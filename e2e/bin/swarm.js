@@ -55,7 +55,9 @@ try {
   else if (report.thresholds.some((result) => !result.pass)) process.exitCode = 5;
   else process.exitCode = 0;
 } catch (error) {
-  console.error(`shoal swarm: ${error.stack ?? error.message}`);
-  process.exitCode = stopCode ?? 1;
+  // A stream that cannot play as asked is the user's to fix: the message, not a stack.
+  const streamExit = { STREAM_UNPLAYABLE: 6, STREAM_KIND_MISMATCH: 2 }[error.code];
+  console.error(`shoal swarm: ${streamExit ? error.message : (error.stack ?? error.message)}`);
+  process.exitCode = stopCode ?? streamExit ?? 1;
 }
 process.exit(process.exitCode);

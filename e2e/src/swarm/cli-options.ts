@@ -28,7 +28,7 @@ const engineName = (text: string): EngineName => {
 
 /** Every option the CLI accepts (parseArgs' table). */
 export const swarmCliOptions = {
-  scenario: { type: 'string', default: 'live-normal' },
+  scenario: { type: 'string' },
   peers: { type: 'string' },
   duration: { type: 'string' },
   engine: { type: 'string' },
@@ -57,8 +57,8 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     strict: true,
   });
   if (values.help) return 'help';
-  const scenario = values.scenario!;
-  if (!scenarios[scenario]) throw new Error(`unknown scenario "${scenario}"; one of: ${Object.keys(scenarios).join(', ')}`);
+  const scenario = values.scenario;
+  if (scenario !== undefined && !scenarios[scenario]) throw new Error(`unknown scenario "${scenario}"; one of: ${Object.keys(scenarios).join(', ')}`);
   const peers = positiveNumber('peers', values.peers, 4);
   if (!Number.isInteger(peers)) throw new Error(`--peers must be a whole number, got "${values.peers}"`);
   if (values.engine && values.compare) throw new Error('give either --engine or --compare, not both');
@@ -97,7 +97,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
     peers,
     durationS: positiveNumber('duration', values.duration, 60),
     engines,
-    outDir: values.out ?? `out/swarm-${scenario}-${stamp}`,
+    outDir: values.out ?? `out/swarm-${scenario ?? (values.stream ? 'stream' : 'live-normal')}-${stamp}`,
     streamUrl: values.stream,
     trackerUrl: values.tracker,
     level,

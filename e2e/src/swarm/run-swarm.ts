@@ -19,12 +19,14 @@ import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
 import { closeStage, hubHost, iceServersOf, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
+import { checkExternalStream } from './stream-preflight.js';
 import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
 import type { EngineName } from './viewer-snapshot.js';
 
 export interface SwarmOptions {
-  scenario: Scenario | string;
+  /** Default: live-normal; with streamUrl, live-normal or vod as the stream's playlist says. */
+  scenario?: Scenario | string;
   peers: number;
   durationS: number;
   /** Run one after another with identical settings; 'http' is the baseline. */
@@ -82,11 +84,13 @@ const minutes = (ms: number) => {
 
 /** Runs every engine of the comparison and returns (and, with outDir, writes) the report. */
 export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
-  const scenario = typeof options.scenario === 'string' ? scenarioByName(options.scenario) : options.scenario;
+  const requested = typeof options.scenario === 'string' ? scenarioByName(options.scenario) : options.scenario;
   if (!Number.isInteger(options.peers) || options.peers < 1) throw new Error(`peers must be a positive integer, got ${options.peers}`);
   if (!(options.durationS > 0)) throw new Error(`durationS must be positive, got ${options.durationS}`);
   if (options.engines.length === 0) throw new Error('engines must name at least one engine');
   const log = options.log ?? (() => {});
+  // An external stream is checked before any browser starts, and its kind picks or checks the scenario.
+  const scenario = options.streamUrl ? await checkExternalStream(options.streamUrl, requested, log) : (requested ?? scenarioByName('live-normal'));
   const faultsNeedS = faultsDurationS(scenario, options);
   if (faultsNeedS > options.durationS) {
     throw new Error(`--fault ${options.faults!.faults.join(',')} needs a run of at least ${Math.ceil(faultsNeedS)} s (joins, ${FAULT_WARMUP_S} s warm-up, the phases, 5 s after): got --duration ${options.durationS}`);
