@@ -68,9 +68,13 @@ report.json (schema version, Shoal commit, every figure) and report.html.
                       named engine's). E.g. --assert offload>=0.6 --assert stalls<=baseline
   -h, --help          this text
 
+A run in which no viewer starts playing within 15 s of the start stops there, with the viewers'
+errors and a partial report (exit 7), instead of running the full duration.
+
 Exit codes: 0 done; 1 error (also: not built yet, run \`npm run setup\`); 2 bad arguments (also: a
 --scenario of the other kind than the --stream); 3 the watchdog stopped the run (partial report
 written); 4 the HTTP-only baseline itself did not play smoothly (figures not valid); 5 an --assert
 threshold failed; 6 the --stream failed its preflight (e.g. no CORS headers; nothing launched);
-130/143 interrupted (SIGINT/SIGTERM; partial report written).
+7 no viewer started playing (partial report written); 130/143 interrupted (SIGINT/SIGTERM;
+partial report written).
 `;

@@ -51,6 +51,7 @@ try {
   const report = await runSwarm({ ...options, log, signal: controller.signal, command: `npm run swarm -- ${args.join(' ')}` });
   console.log(`\nreport: ${options.outDir}/report.json, ${options.outDir}/report.html`);
   if (stopCode !== null) process.exitCode = stopCode;
+  else if (report.partial?.code === 'NO_VIEWER_PLAYING') process.exitCode = 7;
   else if (report.validity && !report.validity.valid) process.exitCode = 4;
   else if (report.thresholds.some((result) => !result.pass)) process.exitCode = 5;
   else process.exitCode = 0;

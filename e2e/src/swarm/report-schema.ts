@@ -119,8 +119,11 @@ export interface SwarmReport extends RunReport {
   schemaVersion: number;
   /** The Shoal commit that ran (git HEAD, "+dirty" with local changes); null outside a checkout. */
   shoalCommit: string | null;
-  /** Set when the run was cut short (interrupted, watchdog): the figures cover what ran. */
-  partial: { reason: string } | null;
+  /**
+   * Set when the run was cut short (interrupted, watchdog, no viewer started): the figures cover
+   * what ran. code NO_VIEWER_PLAYING: no viewer started playing in the first seconds.
+   */
+  partial: { reason: string; code?: 'NO_VIEWER_PLAYING' } | null;
   /** The --assert thresholds, checked (empty without any). */
   thresholds: ThresholdResult[];
   /** Every engine run of the comparison, in the order they ran. */

@@ -254,7 +254,7 @@ export interface ReportContext {
   machine: SwarmReport['machine'];
   command: string;
   shoalCommit?: string | null;
-  partial?: { reason: string } | null;
+  partial?: SwarmReport['partial'];
   thresholds?: ThresholdResult[];
 }
 

@@ -19,6 +19,7 @@ import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
 import { closeStage, hubHost, iceServersOf, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
+import { NO_VIEWER_PLAYING, StartWatch } from './start-watch.js';
 import { checkExternalStream } from './stream-preflight.js';
 import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
@@ -105,11 +106,14 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   try {
     stage = await openStage(profile, options.level, options.nat ?? null, log);
     pages = await startStaticServer({ mounts: viewerPageMounts(), host: hubHost(stage) });
+    // A run in which no viewer starts stops the comparison as a signal would (./start-watch.ts).
+    const noStart = new AbortController();
+    const runOptions = { ...options, signal: options.signal ? AbortSignal.any([options.signal, noStart.signal]) : noStart.signal };
     const runs: RunReport[] = [];
     const comparisonStartMs = Date.now();
     // Seconds a run takes beyond its duration (start-up, collection): measured once one has run.
     let overheadS = 15 + options.peers * (stage.kind === 'shaped' ? 2 : 0.5);
-    const aborted = () => (options.signal?.aborted ? String(options.signal.reason ?? 'interrupted') : null);
+    const aborted = () => (runOptions.signal.aborted ? String(runOptions.signal.reason ?? 'interrupted') : null);
     for (const [index, engine] of options.engines.entries()) {
       if (aborted()) break;
       if (index > 0) await sleep(2_000); // let the previous run's processes wind down
@@ -120,7 +124,7 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
         return `[${index + 1}/${options.engines.length} ${engine} ${Math.round(tS)}/${options.durationS} s · elapsed ${minutes(Date.now() - comparisonStartMs)} · ~${minutes(leftMs)} left]`;
       };
       try {
-        const record = await runEngine(stage, pages, scenario, engine, options, log, progress);
+        const record = await runEngine(stage, pages, scenario, engine, runOptions, log, progress, (reason) => noStart.abort(reason));
         const run = summarizeRun(record);
         const cut = aborted();
         if (cut) run.notes.push(`Cut short after ${record.durationS} of ${options.durationS} s (${cut}).`);
@@ -149,7 +153,7 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
       machine,
       command: options.command ?? '',
       shoalCommit: shoalCommit(),
-      partial: cut ? { reason: cut } : null,
+      partial: cut ? { reason: cut, ...(noStart.signal.aborted ? { code: NO_VIEWER_PLAYING } : {}) } : null,
       thresholds: thresholdResults,
     });
     if (options.outDir) {
@@ -175,6 +179,7 @@ async function runEngine(
   options: SwarmOptions,
   log: (line: string) => void,
   progress: (tS: number) => string,
+  stopEarly: (reason: string) => void,
 ): Promise<RunRecord> {
   let origin: Origin | null = null;
   let tracker: TrackerProcess | null = null;
@@ -314,6 +319,7 @@ async function runEngine(
       log(`  ${progress(tS)} viewers ${active.length} (playing ${playing}) offload ${share} origin ${(originBytes / 1e6).toFixed(1)} MB`);
     };
 
+    const startWatch = new StartWatch(startedAtMs, stopEarly);
     while (Date.now() < endAtMs && !options.signal?.aborted) {
       const now = Date.now();
       while (joins.length > 0 && joins[0]!.atMs <= now) await join(joins.shift()!.index);
@@ -334,6 +340,7 @@ async function runEngine(
         await recordSample();
         while (nextSampleMs <= Date.now()) nextSampleMs += intervalMs; // a slow join or sample skips, never bunches, samples
       }
+      await startWatch.check(viewers);
       const nextEventMs = Math.min(joins[0]?.atMs ?? Infinity, nextChurnMs, nextSampleMs, endAtMs);
       await sleep(Math.max(10, Math.min(250, nextEventMs - Date.now())));
     }
