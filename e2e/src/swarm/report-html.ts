@@ -192,7 +192,8 @@ export function renderReportHtml(report: SwarmReport): string {
     )
     .join('\n');
   // Each chart is drawn at its own width (its viewBox's), shrinking only in a narrower window: the
-  // labels stay at their 11-12 px (squeezed into half-width columns they were 7-8 px).
+  // labels stay at their 11-12 px (squeezed into half-width columns they were 7-8 px). An SVG
+  // without a width of its own (the uplink account's bar) spans the page.
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Shoal swarm · ${escapeHtml(report.scenario)} · ${report.peers} viewers</title>
 <style>
@@ -201,7 +202,7 @@ h1 { font-size: 20px; margin-bottom: 4px; } h2 { font-size: 16px; margin-top: 28
 .meta { color: #666; margin-top: 0; }
 table.summary { border-collapse: collapse; } table.summary th, table.summary td { padding: 4px 12px; border-bottom: 1px solid #eee; text-align: right; }
 table.summary tbody th { text-align: left; font-weight: 500; } table.summary small { display: block; color: #888; font-weight: 400; font-size: 11px; }
-svg { display: block; max-width: 100%; height: auto; font-size: 12px; } svg .grid { stroke: #eee; } svg .small { font-size: 11px; fill: #555; } svg .axis { fill: #777; }
+svg { display: block; max-width: 100%; height: auto; font-size: 12px; } svg:not([width]) { width: 100%; } svg .grid { stroke: #eee; } svg .small { font-size: 11px; fill: #555; } svg .axis { fill: #777; }
 figure { margin: 0 0 12px; } figcaption { color: #555; font-size: 12px; }
 .ok { color: #2a7; } .bad { color: #c22; font-weight: 600; } .warn { color: #b70; }
 code { background: #f4f4f4; padding: 1px 4px; }
