@@ -1,15 +1,20 @@
 // `npm test` after setup: the bundle budgets, the tests' types, every unit/integration test (vitest), then the browser tests
-// (Playwright, real Chromium) inside a loopback-only network namespace. Fails on any failure.
+// (Playwright driving real Chromium; Firefox and WebKitGTK launched from inside its tests) in a
+// loopback-only network namespace. Fails on any failure.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertChromium } from '../e2e/dist/chromium.js';
+import { assertFirefox } from '../e2e/dist/firefox.js';
 import { assertFfmpeg } from '../e2e/dist/sample-media.js';
+import { assertWebKit } from '../e2e/dist/webkit.js';
 
 try {
   assertFfmpeg();
   assertChromium();
+  assertFirefox();
+  assertWebKit();
 } catch (error) {
   console.error(`shoal: ${error.message}`);
   process.exit(1);
@@ -36,7 +41,7 @@ const results = [
   ['consumer packages (pack, npm install, esbuild, Vite, tsc)', run('consumer packages (pack, npm install, esbuild, Vite, tsc)', process.execPath, ['e2e/consumer/prepare.mjs', consumerDir])],
 ];
 process.env.SHOAL_CONSUMER_DIR = consumerDir;
-results.push(['browser (Playwright + Chromium)', run('browser (Playwright + Chromium)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])]);
+results.push(['browser (Chromium, Firefox, WebKitGTK)', run('browser (Chromium, Firefox, WebKitGTK)', process.execPath, ['scripts/netns.mjs', 'playwright', 'test'])]);
 rmSync(consumerDir, { recursive: true, force: true });
 console.log('\n== summary');
 for (const [label, ok] of results) console.log(`${ok ? 'ok  ' : 'FAIL'}  ${label}`);

@@ -1,5 +1,6 @@
 // Re-runs the current Node command inside a network namespace that has only `lo`, so WebRTC
-// between the viewers can only use loopback (as scripts/netns.mjs does for the browser tests).
+// between the viewers can only use loopback (as scripts/netns.mjs does for the browser tests), its
+// default route to `lo` as well: Firefox gathers no ICE candidate without one.
 import { spawn, spawnSync } from 'node:child_process';
 
 const marker = 'SHOAL_SWARM_IN_NETNS';
@@ -17,7 +18,7 @@ export async function reexecInLoopbackNamespace(log: (line: string) => void): Pr
     log('shoal swarm: network namespaces unavailable (need root or user namespaces); running on the host network');
     return null;
   }
-  const child = spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && export ${privateNetnsVariable}=$(stat -L -c %i /proc/self/ns/net) && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
+  const child = spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && ip route add default dev lo src 127.0.0.1 && { ip -6 route add default dev lo || true; } && export ${privateNetnsVariable}=$(stat -L -c %i /proc/self/ns/net) && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, [marker]: '1' },
   });
