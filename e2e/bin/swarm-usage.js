@@ -3,14 +3,20 @@
 // network the compiled CLI accepts.
 export const usage = `usage: npm run swarm -- [options]
 
-Swarms of real Chromium viewers against the local origin and Shoal's tracker (or an external
-stream), measuring offload and playback quality beside an HTTP-only baseline. Writes
+Swarms of real browser viewers (Chromium, and Firefox with --browsers) against the local origin
+and Shoal's tracker (or an external stream), measuring offload and playback quality beside an
+HTTP-only baseline. Writes
 report.json (schema version, Shoal commit, every figure) and report.html.
 
   --scenario NAME     live-normal | live-high | live-high-half | live-low | vod | churn
                       (default live-normal; with --stream, vod or live-normal as the stream's
                       playlist says, and a scenario of the other kind is refused)
-  --peers N           concurrent viewers (default 4)
+  --peers N           concurrent viewers (default 4, or the --browsers total)
+  --browsers MIX      the browsers the viewers play in, e.g. chromium:4,firefox:4 (default: all
+                      chromium): Debian's chromium through Playwright, firefox-esr through
+                      puppeteer-core over WebDriver BiDi, interleaved as they join; each Firefox
+                      viewer its own browser. The report gives each viewer's browser, stalls per
+                      browser and the peer connections between browsers (chromium↔firefox, …)
   --duration S        seconds per engine run (default 60)
   --engine NAME       shoal | http | p2p-media-loader | p2p-media-loader-peertube (default
                       shoal); an HTTP-only baseline runs first unless --no-baseline
@@ -27,7 +33,7 @@ report.json (schema version, Shoal commit, every figure) and report.html.
   --level N           pin hls.js to rendition N (default: ABR)
   --sample-interval S seconds between samples (default 5; 2 under a minute)
   --network NAME      unlimited | realistic | critical | mixed | mixed-nonuploading: each viewer
-                      its own Chromium in its own network namespace, its uplink and downlink
+                      its own browser in its own network namespace, its uplink and downlink
                       shaped with tc tbf as the simulator's profile of that name
                       (e2e/src/network-profiles.ts; uplinks are multiples of the --level
                       rendition's bitrate, else the top one's). mixed-nonuploading: a quarter

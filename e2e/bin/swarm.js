@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run swarm -- --scenario live-normal --peers 8 --duration 120 --engine shoal --out out/run1`
-// Swarms of real Chromium viewers against the local origin and Shoal's tracker (or an external
-// stream), measuring offload and QoE beside an HTTP-only baseline. See e2e/src/swarm/.
+// Swarms of real browser viewers (Chromium, and Firefox with --browsers) against the local origin
+// and Shoal's tracker (or an external stream), measuring offload and QoE beside an HTTP-only
+// baseline. See e2e/src/swarm/.
 import { loadBuilt } from '../../scripts/load-built.mjs';
 import { usage } from './swarm-usage.js';
 

@@ -1,6 +1,7 @@
 // Records how every RTCPeerConnection of this page connected, whichever engine made it: the
-// candidate types of its selected pair once connected (getStats), or that it failed. Imported
-// before any engine, so that the engines construct the wrapped class.
+// candidate types of its selected pair once connected (getStats), or that it failed, and the
+// browser at the other end. Imported before any engine, so that the engines construct the
+// wrapped class.
 const NativePeerConnection = globalThis.RTCPeerConnection;
 const records = [];
 
@@ -21,15 +22,23 @@ async function selectedPairKind(connection) {
   return 'host';
 }
 
+/**
+ * The other end's browser, from its session description: Firefox signs its SDP's origin line
+ * "mozilla…"; libwebrtc's browsers (Chromium, and Safari, which these swarms do not run) do not.
+ */
+const remoteBrowser = (sdp) => (/^o=mozilla/m.test(sdp ?? '') ? 'firefox' : 'chromium');
+
 if (NativePeerConnection) {
   globalThis.RTCPeerConnection = class TrackedPeerConnection extends NativePeerConnection {
     constructor(...args) {
       super(...args);
       // An offer nobody answered (the tracker hands out offers ahead) is not a connection attempt.
-      const record = { kind: null, failed: false, answered: false };
+      const record = { kind: null, failed: false, answered: false, remote: null };
       records.push(record);
       this.addEventListener('signalingstatechange', () => {
-        if (this.remoteDescription) record.answered = true;
+        if (!this.remoteDescription) return;
+        record.answered = true;
+        record.remote ??= remoteBrowser(this.remoteDescription.sdp);
       });
       this.addEventListener('connectionstatechange', () => {
         if (this.connectionState === 'failed') record.failed = true;
@@ -55,4 +64,19 @@ export function peerConnectionCounts() {
     else counts.unconnected += 1;
   }
   return counts;
+}
+
+/**
+ * This page's answered peer connections by the browser at the other end: how many connected
+ * (at any point) and how many failed, e.g. `{ firefox: { connected: 2, failed: 0 } }`.
+ */
+export function peerConnectionsByRemote() {
+  const byRemote = {};
+  for (const record of records) {
+    if (!record.remote) continue;
+    const counts = (byRemote[record.remote] ??= { connected: 0, failed: 0 });
+    if (record.kind) counts.connected += 1;
+    else if (record.failed) counts.failed += 1;
+  }
+  return byRemote;
 }

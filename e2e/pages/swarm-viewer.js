@@ -6,7 +6,7 @@
 // verified against it by the engine, and every segment handed to hls.js by this page; absent: not
 // verified), trace=1 (a timestamped log of hls.js's fragment events, stalls with the buffer around
 // them and, for Shoal, its engine log, drained by each snapshot as `traceLines`).
-import { peerConnectionCounts } from './peer-connections.js';
+import { peerConnectionCounts, peerConnectionsByRemote } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
 
 const params = new URLSearchParams(location.search);
@@ -150,6 +150,7 @@ window.swarmViewer = {
       ended: state.ended,
       workerEnabled: hls ? hls.config.enableWorker : null,
       connections: peerConnectionCounts(),
+      connectionsByRemote: peerConnectionsByRemote(),
       verification: { ...verification, mismatchedSegments: verification.mismatchedSegments.slice(-20) },
       // Chromium's (coarse) JS heap figure, for the soak's memory curve.
       heapBytes: performance.memory?.usedJSHeapSize ?? null,

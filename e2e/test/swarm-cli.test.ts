@@ -7,13 +7,14 @@ import type { RunReport } from '../src/swarm/report-schema.js';
 import { natModes } from '../src/swarm/stage.js';
 import { scenarios } from '../src/swarm/scenarios.js';
 import { checkThresholds, parseThreshold, thresholdMetrics } from '../src/swarm/thresholds.js';
+import { browserNames } from '../src/swarm/viewer-browsers.js';
 import { engineNames } from '../src/swarm/viewer-snapshot.js';
 import { faultNames, hostileBehaviours } from '../src/swarm/faults.js';
 
 describe('swarm CLI', () => {
   it('has a help text that names every option, scenario, engine, network, NAT mode and threshold figure', () => {
     for (const name of Object.keys(swarmCliOptions)) expect(usage, name).toContain(`--${name}`);
-    for (const name of [...faultNames, ...hostileBehaviours, ...Object.keys(scenarios), ...engineNames, ...Object.keys(networkProfiles), ...natModes, ...Object.keys(thresholdMetrics)]) {
+    for (const name of [...faultNames, ...hostileBehaviours, ...Object.keys(scenarios), ...engineNames, ...Object.keys(networkProfiles), ...natModes, ...browserNames, ...Object.keys(thresholdMetrics)]) {
       expect(usage, name).toContain(name);
     }
   });

@@ -7,6 +7,7 @@ import { scenarios } from './scenarios.js';
 import { faultNames, hostileBehaviours, type FaultName, type HostileBehaviour } from './faults.js';
 import { natModes, type NatMode } from './stage.js';
 import { parseThreshold } from './thresholds.js';
+import { mixSize, parseBrowserMix } from './viewer-browsers.js';
 import { engineNames, type EngineName } from './viewer-snapshot.js';
 
 
@@ -30,6 +31,7 @@ const engineName = (text: string): EngineName => {
 export const swarmCliOptions = {
   scenario: { type: 'string' },
   peers: { type: 'string' },
+  browsers: { type: 'string' },
   duration: { type: 'string' },
   engine: { type: 'string' },
   compare: { type: 'string' },
@@ -59,8 +61,10 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
   if (values.help) return 'help';
   const scenario = values.scenario;
   if (scenario !== undefined && !scenarios[scenario]) throw new Error(`unknown scenario "${scenario}"; one of: ${Object.keys(scenarios).join(', ')}`);
-  const peers = positiveNumber('peers', values.peers, 4);
+  const browsers = values.browsers === undefined ? undefined : parseBrowserMix(values.browsers);
+  const peers = positiveNumber('peers', values.peers, browsers ? mixSize(browsers) : 4);
   if (!Number.isInteger(peers)) throw new Error(`--peers must be a whole number, got "${values.peers}"`);
+  if (browsers && mixSize(browsers) !== peers) throw new Error(`--browsers ${values.browsers} names ${mixSize(browsers)} viewers but --peers is ${peers}: give one, or make them agree`);
   if (values.engine && values.compare) throw new Error('give either --engine or --compare, not both');
   let engines: EngineName[];
   if (values.compare) {
@@ -95,6 +99,7 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
   return {
     scenario,
     peers,
+    browsers,
     durationS: positiveNumber('duration', values.duration, 60),
     engines,
     outDir: values.out ?? `out/swarm-${scenario ?? (values.stream ? 'stream' : 'live-normal')}-${stamp}`,
@@ -118,8 +123,8 @@ export function parseSwarmArgs(argv: string[], now = new Date()): CliOptions | '
 }
 
 /** Upper bound on a whole CLI run: each engine's duration plus start-up and collection. */
-export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers' | 'network' | 'nat'>): number {
-  // A browser per viewer (--network) starts in a few seconds each on a busy machine.
-  const perViewerMs = options.network === undefined && options.nat === undefined ? 5_000 : 12_000;
+export function runTimeLimitMs(options: Pick<SwarmOptions, 'engines' | 'durationS' | 'peers' | 'network' | 'nat' | 'browsers'>): number {
+  // A browser per viewer (--network, and each Firefox viewer) starts in a few seconds each on a busy machine.
+  const perViewerMs = options.network === undefined && options.nat === undefined && !options.browsers?.some((entry) => entry.browser !== 'chromium') ? 5_000 : 12_000;
   return options.engines.length * (options.durationS * 1000 + 60_000 + options.peers * perViewerMs) + 30_000;
 }

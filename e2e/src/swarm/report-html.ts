@@ -15,6 +15,9 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${cha
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(1)}%`);
 const fixed = (value: number | null, digits: number, unit = '') => (value === null ? '–' : `${value.toFixed(digits)}${unit}`);
 const megabytes = (bytes: number | null) => (bytes === null ? '–' : `${(bytes / 1e6).toFixed(1)} MB`);
+/** A run with viewers in more than one browser (--browsers): rows and labels say which. */
+const mixesBrowsers = (run: RunReport) => run.browsers.byBrowser.length > 1;
+const viewerLabel = (run: RunReport, peer: PeerReport) => (mixesBrowsers(run) ? `${peer.id} ${peer.browser}` : peer.id);
 
 /** Round steps for a time axis, seconds: a reader adds 15 to 30 at a glance, not 7 to 13. */
 const timeSteps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
@@ -51,6 +54,13 @@ function summaryTable(report: SwarmReport): string {
     ['SHA-256 integrity manifest', (run) => (run.integrity === null ? '–' : run.integrity ? 'on' : 'OFF'), 'segments from peers verified before playback'],
     ['peer connections: direct / STUN / TURN / failed / never', (run) => (run.connections ? `${run.connections.host} / ${run.connections.srflx} / ${run.connections.relay} / ${run.connections.failed} / ${run.connections.unconnected}` : '–'), 'selected candidate pair; counted at both ends'],
   ];
+  if (report.runs.some(mixesBrowsers)) {
+    rows.push(
+      ['stalls by browser', (run) => run.browsers.byBrowser.map((entry) => `${entry.browser} ×${entry.viewers}: ${entry.stalls.count} · ${entry.stalls.seconds.toFixed(1)} s`).join('; '), 'after the first frame'],
+      ['P2P bytes by browser: from / to peers', (run) => run.browsers.byBrowser.map((entry) => `${entry.browser}: ${megabytes(entry.p2pBytes)} / ${megabytes(entry.uploadedBytes)}`).join('; '), 'the viewers\' own counters'],
+      ['connections between browsers', (run) => run.browsers.pairs.map((entry) => `${entry.pair} ${entry.connected}${entry.failed ? ` (${entry.failed} failed)` : ''}`).join('; ') || '–', 'connected at some point; counted at both ends'],
+    );
+  }
   const head = report.runs.map((run) => `<th style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</th>`).join('');
   const body = rows
     .map(([label, cell, hint]) => `<tr><th>${label}${hint ? `<small>${hint}</small>` : ''}</th>${report.runs.map((run) => `<td>${escapeHtml(cell(run))}</td>`).join('')}</tr>`)
@@ -113,7 +123,7 @@ function bytesChart(run: RunReport, scaleBytes: number): string {
   const rows = run.perPeer
     .map((peer: PeerReport, index) => {
       const top = index * rowHeight + 4;
-      const label = `${peer.id}${peer.p2p || run.engine === 'http' ? '' : ' (P2P off)'}${peer.nonUploading ? ' (no upload)' : ''}`;
+      const label = `${viewerLabel(run, peer)}${peer.p2p || run.engine === 'http' ? '' : ' (P2P off)'}${peer.nonUploading ? ' (no upload)' : ''}`;
       return (
         `<text x="${labelWidth - 6}" y="${top + 11}" text-anchor="end">${escapeHtml(label)}</text>` +
         `<rect x="${labelWidth}" y="${top}" width="${w(peer.httpBytes).toFixed(1)}" height="12" fill="${httpColor}"><title>HTTP ${megabytes(peer.httpBytes)}</title></rect>` +
@@ -134,7 +144,7 @@ function bytesChart(run: RunReport, scaleBytes: number): string {
 /** Per viewer: time watching (grey), first frame (black tick), stalls (red). */
 function stallTimeline(run: RunReport, maxT: number): string {
   const rowHeight = 16;
-  const labelWidth = 70;
+  const labelWidth = mixesBrowsers(run) ? 110 : 70;
   const axisWidth = 600;
   const height = run.perPeer.length * rowHeight + 24;
   const x = (tS: number) => labelWidth + (Math.max(0, tS) / maxT) * axisWidth;
@@ -147,7 +157,7 @@ function stallTimeline(run: RunReport, maxT: number): string {
         .map((stall) => `<rect x="${x(stall.startS).toFixed(1)}" y="${mid - 5}" width="${Math.max(2, x(stall.endS) - x(stall.startS)).toFixed(1)}" height="10" fill="${stallColor}"><title>stall ${(stall.endS - stall.startS).toFixed(1)} s at ${stall.startS.toFixed(1)} s</title></rect>`)
         .join('');
       return (
-        `<text x="${labelWidth - 6}" y="${mid + 4}" text-anchor="end">${escapeHtml(peer.id)}</text>` +
+        `<text x="${labelWidth - 6}" y="${mid + 4}" text-anchor="end">${escapeHtml(viewerLabel(run, peer))}</text>` +
         `<line x1="${x(peer.joinedAtS).toFixed(1)}" x2="${x(end).toFixed(1)}" y1="${mid}" y2="${mid}" stroke="#ccc" stroke-width="6"/>` +
         (firstFrame === null ? '' : `<line x1="${x(firstFrame).toFixed(1)}" x2="${x(firstFrame).toFixed(1)}" y1="${mid - 6}" y2="${mid + 6}" stroke="#000" stroke-width="2"><title>first frame after ${peer.startupMs} ms</title></line>`) +
         stalls

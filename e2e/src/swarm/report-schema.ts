@@ -1,15 +1,19 @@
 // report.json's shape: one engine run's report (RunReport, with each viewer's PeerReport) and the
 // comparison's (SwarmReport). report.ts fills it from what the runner collected.
+import type { BrowsersReport } from './browser-report.js';
 import type { LoadVerdict, OffloadPoint } from './metrics.js';
 import type { NetworkReport } from './link-report.js';
 import type { MemoryReport } from './memory-report.js';
 import type { FaultReport } from './report-faults.js';
 import type { UplinkAccount } from './uplink-account.js';
+import type { BrowserName } from './viewer-browsers.js';
 import type { ConnectionCounts, EngineName, SegmentVerification } from './viewer-snapshot.js';
 
 export interface PeerReport {
   id: string;
   p2p: boolean;
+  /** The browser this viewer played in. */
+  browser: BrowserName;
   /** The network profile made this viewer a non-uploader: its engine ran with upload off. */
   nonUploading: boolean;
   joinedAtS: number;
@@ -102,6 +106,8 @@ export interface RunReport {
    * between two viewers is counted at both ends); null when no page reported them.
    */
   connections: ConnectionCounts | null;
+  /** Each browser's viewers, stalls and bytes, and the peer connections between browsers (--browsers). */
+  browsers: BrowsersReport;
   /** Every segment handed to hls.js, checked by the viewer page against the origin's SHA-256 manifest. */
   verification: SegmentVerification | null;
   faults: FaultReport | null;

@@ -1,4 +1,5 @@
 // The compact terminal view of a swarm report: one row per engine run.
+import { renderBrowserLines } from './browser-report.js';
 import { renderNetworkLines } from './link-report.js';
 import type { RunReport, SwarmReport } from './report-schema.js';
 import { renderFaultLines } from './report-faults.js';
@@ -64,6 +65,8 @@ export function renderReportTable(report: SwarmReport): string {
       lines.push(`${run.engine}: peer connections (counted at both ends): direct ${c.host}, via STUN/NAT ${c.srflx}, via TURN ${c.relay}, failed ${c.failed}, never connected ${c.unconnected}${c.unknown ? `, unknown ${c.unknown}` : ''}`);
     }
   }
+  // Only a run that mixes browsers (--browsers) says which did what.
+  for (const run of report.runs) if (run.browsers.byBrowser.length > 1) lines.push(...renderBrowserLines(run.engine, run.browsers));
   for (const run of report.runs) {
     const v = run.verification;
     if (v) lines.push(`${run.engine}: segments handed to the player checked against the SHA-256 manifest: ${v.verified} match, ${v.mismatched} differ, ${v.unlisted} not listed`);

@@ -18,11 +18,13 @@ import {
   type UplinkPresence,
   type TimelinePoint,
 } from './metrics.js';
+import { summarizeBrowsers } from './browser-report.js';
 import { summarizeNetwork, type NetworkRecord } from './link-report.js';
 import type { Scenario } from './scenarios.js';
 import type { FaultRecord } from './faults.js';
 import { summarizeMemory, type MemoryPoint } from './memory-report.js';
 import { summarizeFaults, sumVerification } from './report-faults.js';
+import type { BrowserName } from './viewer-browsers.js';
 import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 import { REPORT_SCHEMA_VERSION, type PeerReport, type RunReport, type SwarmReport, type ThresholdResult } from './report-schema.js';
 import type { UplinkAccount } from './uplink-account.js';
@@ -47,6 +49,8 @@ export interface RunRecord {
   viewers: Array<{
     id: string;
     p2p: boolean;
+    /** The browser it played in; absent: chromium. */
+    browser?: BrowserName;
     /** The network profile made this viewer a non-uploader (engine upload off, uplink capped); absent: false. */
     nonUploading?: boolean;
     /** The cap on the viewer's uplink, bits/s; absent or Infinity: no limit (an unshaped run). */
@@ -94,6 +98,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     return {
       id: viewer.id,
       p2p: viewer.p2p,
+      browser: viewer.browser ?? 'chromium',
       nonUploading: viewer.nonUploading ?? false,
       joinedAtS: round((viewer.joinedAtMs - runStart) / 1000, 1)!,
       leftAtS: viewer.leftAtMs === null ? null : round((viewer.leftAtMs - runStart) / 1000, 1),
@@ -217,6 +222,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     network: record.network ? summarizeNetwork(record.network) : null,
     integrity: record.integrity ?? null,
     connections: sumConnections(record.viewers.map((viewer) => viewer.final?.connections)),
+    browsers: summarizeBrowsers(perPeer, record.viewers.map((viewer) => viewer.final)),
     verification,
     faults: record.faults ? summarizeFaults(record.faults, record.viewers.map((viewer, index) => ({ id: viewer.id, final: viewer.final, stallTimeline: perPeer[index]!.stallTimeline }))) : null,
     memory: summarizeMemory(record.memory ?? []),

@@ -1,7 +1,8 @@
-// The swarm runner: for each engine, a fresh origin and tracker, N Chromium viewers joining as the
-// scenario says, sampling while they play, then the report. Without a network profile: one browser,
-// one context per viewer, all on loopback. With one (--network): one browser per viewer, each in
-// its own network namespace with its link shaped as the profile says (viewer-networks.ts).
+// The swarm runner: for each engine, a fresh origin and tracker, N viewers (Chromium, or the mix of
+// browsers asked for) joining as the scenario says, sampling while they play, then the report.
+// Without a network profile: one Chromium, one context per viewer, all on loopback (and a Firefox
+// per Firefox viewer). With one (--network): one browser per viewer, each in its own network
+// namespace with its link shaped as the profile says (viewer-networks.ts).
 import { appendFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -18,10 +19,11 @@ import { REPORT_SCHEMA_VERSION, type RunReport, type SwarmReport } from './repor
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
-import { closeStage, hubHost, iceServersOf, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
+import { closeStage, hubHost, iceServersOf, loopbackViewerPage, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
 import { NO_VIEWER_PLAYING, StartWatch } from './start-watch.js';
 import { checkExternalStream } from './stream-preflight.js';
 import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
+import { browserOfViewer, mixSize, type BrowserMix, type BrowserName } from './viewer-browsers.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
 import type { EngineName } from './viewer-snapshot.js';
 
@@ -75,6 +77,8 @@ export interface SwarmOptions {
   command?: string;
   /** Faults to run, one after another, after the joins and a warm-up (./faults.ts). */
   faults?: FaultOptions;
+  /** The browsers the viewers play in, as many as `peers` in all (--browsers); default: all Chromium. */
+  browsers?: BrowserMix;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -89,6 +93,9 @@ export async function runSwarm(options: SwarmOptions): Promise<SwarmReport> {
   if (!Number.isInteger(options.peers) || options.peers < 1) throw new Error(`peers must be a positive integer, got ${options.peers}`);
   if (!(options.durationS > 0)) throw new Error(`durationS must be positive, got ${options.durationS}`);
   if (options.engines.length === 0) throw new Error('engines must name at least one engine');
+  if (options.browsers && mixSize(options.browsers) !== options.peers) {
+    throw new Error(`the browser mix names ${mixSize(options.browsers)} viewers but peers is ${options.peers}`);
+  }
   const log = options.log ?? (() => {});
   // An external stream is checked before any browser starts, and its kind picks or checks the scenario.
   const scenario = options.streamUrl ? await checkExternalStream(options.streamUrl, requested, log) : (requested ?? scenarioByName('live-normal'));
@@ -188,8 +195,9 @@ async function runEngine(
   const endedAtMs = new Map<string, number>();
   const traceDir = options.trace && options.outDir ? join(options.outDir, 'trace') : null;
   if (traceDir) await mkdir(traceDir, { recursive: true });
+  const browserOf = (index: number): BrowserName => (options.browsers ? browserOfViewer(options.browsers, index) : 'chromium');
   // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
-  const slots = stage.kind === 'shaped' ? new ViewerSlots(stage, pages.url) : null;
+  const slots = stage.kind === 'shaped' ? new ViewerSlots(stage, pages.url, browserOf) : null;
   try {
     const host = hubHost(stage);
     if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize, host });
@@ -220,11 +228,11 @@ async function runEngine(
       const id = `v${index}`;
       try {
         const slot = slots ? await slots.slot(index) : null;
-        const browser = stage.kind === 'loopback' ? stage.browser : slot!.browser;
+        const page = stage.kind === 'loopback' ? await loopbackViewerPage(stage, browserOf(index)) : await slot!.browser.newPage();
         // A profile's non-uploaders run their engine with upload off (and a narrow uplink).
         const uploads = slot?.linkRecord.link.uploads ?? true;
         const onTrace = traceDir ? (lines: string[]) => appendFileSync(`${traceDir}/${engine}-${id}.log`, `${lines.join('\n')}\n`) : undefined;
-        viewers.push(await openViewer(browser, { id, index, p2p, url: viewerUrl(p2p, uploads), log, onTrace, ownBrowser: stage.kind === 'shaped' }));
+        viewers.push(await openViewer(page, { id, index, p2p, url: viewerUrl(p2p, uploads), log, onTrace }));
       } catch (error) {
         log(`${id}: could not join: ${(error as Error).message}`);
       }
@@ -271,11 +279,9 @@ async function runEngine(
         return typeof stats?.peers === 'number' ? stats.peers : null;
       },
       async openHostile(behaviour) {
-        const browser = stage.kind === 'loopback' ? stage.browser : (await slots!.slot(1000 + hostilePages.length)).browser;
+        const page = stage.kind === 'loopback' ? await loopbackViewerPage(stage, 'chromium') : await (await slots!.slot(1000 + hostilePages.length)).browser.newPage();
         const query = new URLSearchParams({ src: streamUrl, trackers: trackerUrl, iceServers: JSON.stringify(iceServersOf(stage)), behaviour });
-        const context = await browser.newContext({ permissions: ['camera', 'microphone'] });
-        const page = await context.newPage();
-        await page.goto(`${pages.url}/hostile-peer.html?${query}`, { waitUntil: 'domcontentloaded' });
+        await page.goto(`${pages.url}/hostile-peer.html?${query}`);
         const session: HostileSession = {
           behaviour,
           snapshot: () =>
@@ -283,7 +289,7 @@ async function runEngine(
               .evaluate(() => (window as unknown as { hostilePeer?: { snapshot(): unknown } }).hostilePeer?.snapshot() ?? null)
               .then((snapshot) => snapshot as HostileSnapshot | null)
               .catch(() => null),
-          close: () => context.close().catch(() => {}),
+          close: () => page.close().catch(() => {}),
         };
         hostilePages.push(session);
         return session;
@@ -368,6 +374,7 @@ async function runEngine(
         return {
           id: viewer.id,
           p2p: viewer.p2p,
+          browser: viewer.browser,
           nonUploading: link?.uploads === false,
           uplinkBitsPerS: link?.upBitsPerS ?? Infinity,
           joinedAtMs: viewer.joinedAtMs,

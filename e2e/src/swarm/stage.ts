@@ -1,6 +1,6 @@
-// Where a swarm run's viewers play, the stage: one shared Chromium on loopback, or (--network) a
-// Chromium per viewer in a shaped network namespace of its own, behind a NAT if asked, with the
-// record of what each link carried (ViewerSlots). Also what a run reads from around it: the
+// Where a swarm run's viewers play, the stage: one shared Chromium (and a Firefox per Firefox
+// viewer) on loopback, or (--network) a browser per viewer in a shaped network namespace of its
+// own, behind a NAT if asked, with the record of what each link carried (ViewerSlots). Also what a run reads from around it: the
 // pages' script mounts, the sample stream's bitrate, the Shoal commit, the tracker's stats.
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumLaunchOptions } from '../chromium.js';
+import { launchFirefox } from '../firefox.js';
 import { viewerLink, type NetworkProfile } from '../network-profiles.js';
 import { defaultMediaDir, sampleMediaSpec } from '../sample-media.js';
 import { startTurnServer, type RTCIceServerLike, type TurnServer } from '../turn-server.js';
 import type { NetworkRecord, ViewerLinkRecord } from './link-report.js';
+import { chromiumViewerBrowser, firefoxViewerBrowser, type BrowserName, type ViewerBrowser, type ViewerPage } from './viewer-browsers.js';
 import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type NatKind, type ViewerNamespace } from './viewer-networks.js';
 
 export type NatMode = 'stun' | 'turn';
@@ -68,10 +70,24 @@ export function iceServersOf(stage: Stage): RTCIceServerLike[] {
 
 export const hubHost = (stage: Stage) => (stage.kind === 'shaped' ? stage.networks.hubAddress : undefined);
 
-/** One viewer of a shaped run: its namespace, the Chromium in it, and what its link carried. */
+/**
+ * A page for a viewer on the loopback stage: a context of the shared Chromium, or a Firefox of
+ * its own (one process per Firefox viewer: Firefox throttles the timers and holds back the media of
+ * tabs in the background).
+ */
+export async function loopbackViewerPage(stage: Extract<Stage, { kind: 'loopback' }>, browser: BrowserName): Promise<ViewerPage> {
+  if (browser === 'chromium') return chromiumViewerBrowser(stage.browser, { ownBrowser: false }).newPage();
+  const firefox = await launchFirefox();
+  return firefoxViewerBrowser(firefox).newPage().catch(async (error: unknown) => {
+    await firefox.close().catch(() => {});
+    throw error;
+  });
+}
+
+/** One viewer of a shaped run: its namespace, the browser in it, and what its link carried. */
 export interface ViewerSlot {
   namespace: ViewerNamespace;
-  browser: Browser;
+  browser: ViewerBrowser;
   linkRecord: ViewerLinkRecord;
 }
 
@@ -84,28 +100,39 @@ export class ViewerSlots {
   constructor(
     private readonly stage: ShapedStage,
     private readonly pagesUrl: string,
+    /** The browser viewer `index` plays in (hostile pages, index 1000 on, are Chromium). */
+    private readonly browserOf: (index: number) => BrowserName = () => 'chromium',
   ) {}
 
   get(index: number): ViewerSlot | undefined {
     return this.slots.get(index);
   }
 
-  /** Viewer `index`'s slot, made now (namespace, shaped link, Chromium) if it has none yet. */
+  /** Viewer `index`'s slot, made now (namespace, shaped link, browser) if it has none yet. */
   async slot(index: number): Promise<ViewerSlot> {
     const existing = this.slots.get(index);
     if (existing) return existing;
     const { networks, profile, bitrateBitsPerS, nat } = this.stage;
     const link = viewerLink(profile, index, bitrateBitsPerS);
     const namespace = await networks.add(link, nat ? natKinds[nat] : 'none');
-    // The pages come from the hub's address, not loopback: without this the page is no secure
-    // context, and has no crypto.subtle to verify segments with.
-    const browser = await networks.launchBrowser(namespace, { args: [...SWARM_BROWSER_ARGS, `--unsafely-treat-insecure-origin-as-secure=${this.pagesUrl}`] });
+    const browser = await this.launch(namespace, index);
     const counted = networks.counters()[namespace.index];
     const tS = Math.max(0, (Date.now() - this.startedAtMs) / 1000);
     const linkRecord: ViewerLinkRecord = { id: `v${index}`, address: namespace.address, link, samples: [{ tS, upBytes: counted?.upBytes ?? 0, downBytes: counted?.downBytes ?? 0 }] };
     const slot = { namespace, browser, linkRecord };
     this.slots.set(index, slot);
     return slot;
+  }
+
+  private async launch(namespace: ViewerNamespace, index: number): Promise<ViewerBrowser> {
+    const { networks } = this.stage;
+    // The pages come from the hub's address, not loopback: without this the page is no secure
+    // context, and has no crypto.subtle to verify segments with.
+    if (index >= 1000 || this.browserOf(index) === 'chromium') {
+      const args = [...SWARM_BROWSER_ARGS, `--unsafely-treat-insecure-origin-as-secure=${this.pagesUrl}`];
+      return chromiumViewerBrowser(await networks.launchBrowser(namespace, { args }), { ownBrowser: true });
+    }
+    return firefoxViewerBrowser(await networks.launchFirefox(namespace, { 'dom.securecontext.allowlist': new URL(this.pagesUrl).hostname }));
   }
 
   /** The run's clock starts at `startedAtMs`: what every link carried until now is its zero. */

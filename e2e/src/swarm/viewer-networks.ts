@@ -1,8 +1,8 @@
 // Per-viewer access networks for browser swarms. Each viewer gets a network namespace of its own,
 // joined by a veth pair to a bridge in the caller's namespace (the hub, where origin, tracker and
-// page server listen on HUB_ADDRESS), and its Chromium runs inside it. Both directions are shaped
-// with tc tbf: the uplink on the viewer's end of the veth (its own egress), the downlink on the
-// hub's end. Everything a viewer sends or receives, HTTP and WebRTC alike, crosses that one link.
+// page server listen on HUB_ADDRESS), and its browser (Chromium or Firefox) runs inside it. Both
+// directions are shaped with tc tbf: the uplink on the viewer's end of the veth (its own egress),
+// the downlink on the hub's end. Everything a viewer sends or receives, HTTP and WebRTC alike, crosses that one link.
 //
 // Latency: none is added (tc netem is not available in these kernels; README, "Latency in browser
 // swarms", says what else was tried and why none fits); a link's only delay is the queueing in its
@@ -22,7 +22,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type LaunchOptions } from 'playwright-core';
+import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { chromiumLaunchOptions, chromiumPath } from '../chromium.js';
+import { assertFirefox, launchFirefox } from '../firefox.js';
 import { networkProfile, viewerLink, type ViewerLink } from '../network-profiles.js';
 
 const run = promisify(execFile);
@@ -35,7 +37,7 @@ export const DOWNLINK_QUEUE_MS = 200;
 /** What the report says of latency (tc netem is not available in these kernels). */
 export const LATENCY_MODEL = 'none added: sub-millisecond veth links; the only delay is queueing in the tbf buffers (uplink: the profile\'s router buffer)';
 const MAX_VIEWERS = 4000;
-const wrapperPath = fileURLToPath(new URL('../../bin/chromium-in-netns.sh', import.meta.url));
+const wrapperPath = fileURLToPath(new URL('../../bin/browser-in-netns.sh', import.meta.url));
 
 export type NatKind = 'none' | 'cone' | 'symmetric';
 
@@ -130,7 +132,7 @@ function readInterfaceCounters(): Map<string, { rxBytes: number; txBytes: number
 export class ViewerNetworks {
   readonly hubAddress = HUB_ADDRESS;
   readonly viewers: ViewerNamespace[] = [];
-  private readonly browsers = new Set<Browser>();
+  private readonly browsers = new Set<{ close(): Promise<void> }>();
   private destroyed = false;
 
   private constructor(private readonly log: (line: string) => void) {}
@@ -209,8 +211,21 @@ export class ViewerNetworks {
       ...options,
       args: [...defaults.args, ...(options.args ?? [])],
       executablePath: wrapperPath,
-      env: { ...process.env, ...options.env, SHOAL_VIEWER_NETNS: viewer.path, SHOAL_VIEWER_CHROMIUM: chromiumPath() },
+      env: { ...process.env, ...options.env, SHOAL_VIEWER_NETNS: viewer.path, SHOAL_VIEWER_BROWSER: chromiumPath() },
     });
+    this.browsers.add(browser);
+    browser.once('disconnected', () => this.browsers.delete(browser));
+    return browser;
+  }
+
+  /**
+   * Firefox (puppeteer-core over WebDriver BiDi) inside the viewer's namespace. Firefox gathers no
+   * ICE candidate where the namespace has no default route: a viewer with no NAT gets one on its
+   * link (its router's default route serves one behind a NAT). `prefs` on top of firefoxPrefs.
+   */
+  async launchFirefox(viewer: ViewerNamespace, prefs: Record<string, unknown> = {}): Promise<PuppeteerBrowser> {
+    if (!viewer.routerName) await run('ip', ['-n', viewer.name, 'route', 'replace', 'default', 'dev', 'eth0']);
+    const browser = await launchFirefox({ executablePath: wrapperPath, prefs, env: { SHOAL_VIEWER_NETNS: viewer.path, SHOAL_VIEWER_BROWSER: assertFirefox() } });
     this.browsers.add(browser);
     browser.once('disconnected', () => this.browsers.delete(browser));
     return browser;

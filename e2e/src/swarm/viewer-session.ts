@@ -1,12 +1,14 @@
-// One viewer in the swarm: its own browser context (own cookies, cache, WebRTC identity) with a
-// page playing the stream, and the way the runner reads it.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+// One viewer in the swarm: a page of its own (a Chromium context, or a Firefox of its own; see
+// viewer-browsers.ts) playing the stream, and the way the runner reads it.
+import type { BrowserName, ViewerPage } from './viewer-browsers.js';
 import type { ViewerSnapshot } from './viewer-snapshot.js';
 
 export interface ViewerSession {
   id: string;
   index: number;
   p2p: boolean;
+  /** The browser it plays in. */
+  browser: BrowserName;
   /** Epoch ms of the join and of the leave (null while watching). */
   joinedAtMs: number;
   leftAtMs: number | null;
@@ -17,15 +19,13 @@ export interface ViewerSession {
   /** Takes a final snapshot, then closes the context abruptly (a viewer closing its tab). */
   leave(): Promise<void>;
   /**
-   * Takes a final snapshot, then crashes the page's renderer (CDP Page.crash): its peers get no
-   * goodbye, the way a browser that is killed or loses power leaves. Then closes what is left.
+   * Takes a final snapshot, then crashes the page (ViewerPage.crash): its peers get no goodbye,
+   * the way a browser that is killed or loses power leaves. Then closes what is left.
    */
   crash(): Promise<void>;
-  /** Closes the context without a last snapshot (the run is over). */
+  /** Closes the page without a last snapshot (the run is over). */
   close(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -50,22 +50,15 @@ export interface OpenViewerOptions {
   log?: (line: string) => void;
   /** --trace: receives the page's log lines as each snapshot drains them. */
   onTrace?: (lines: string[]) => void;
-  /** The browser is this viewer's alone (its own network namespace): leaving closes it. */
-  ownBrowser?: boolean;
 }
 
-export async function openViewer(browser: Browser, options: OpenViewerOptions): Promise<ViewerSession> {
-  // Camera/microphone permission makes Chromium offer host (loopback) ICE candidates; no device opens.
-  const context: BrowserContext = await browser.newContext({
-    permissions: ['camera', 'microphone'],
-    viewport: { width: 200, height: 120 },
-  });
-  const page: Page = await context.newPage();
-  page.on('pageerror', (error) => options.log?.(`${options.id}: page error: ${error.message}`));
+export async function openViewer(page: ViewerPage, options: OpenViewerOptions): Promise<ViewerSession> {
+  page.onPageError((message) => options.log?.(`${options.id}: page error: ${message}`));
   const session: ViewerSession = {
     id: options.id,
     index: options.index,
     p2p: options.p2p,
+    browser: page.browser,
     joinedAtMs: Date.now(),
     leftAtMs: null,
     last: null,
@@ -97,16 +90,18 @@ export async function openViewer(browser: Browser, options: OpenViewerOptions): 
       if (session.leftAtMs !== null) return;
       await session.sample();
       session.leftAtMs = Date.now();
-      const cdp = await context.newCDPSession(page);
-      // The command never answers: the renderer it would answer from is gone.
-      void cdp.send('Page.crash').catch(() => {});
-      await sleep(500);
-      await session.close();
+      await withTimeout(page.crash(), 10_000, `${options.id} crash`).catch((error: Error) => options.log?.(`${options.id}: ${error.message}`));
     },
     async close() {
-      await withTimeout(options.ownBrowser ? browser.close() : context.close(), 10_000, `${options.id} close`).catch((error: Error) => options.log?.(`${options.id}: ${error.message}`));
+      await withTimeout(page.close(), 10_000, `${options.id} close`).catch((error: Error) => options.log?.(`${options.id}: ${error.message}`));
     },
   };
-  await withTimeout(page.goto(options.url, { waitUntil: 'domcontentloaded' }), 20_000, `${options.id} page load`);
+  try {
+    await withTimeout(page.goto(options.url), 20_000, `${options.id} page load`);
+  } catch (error) {
+    // A page that never loaded is closed here: the runner never learns of it to close it later.
+    await session.close();
+    throw error;
+  }
   return session;
 }

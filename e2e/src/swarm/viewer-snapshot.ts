@@ -45,6 +45,8 @@ export interface ViewerSnapshot {
   segments?: Record<string, number>;
   /** This page's peer connections by how they connected (e2e/pages/peer-connections.js). */
   connections?: ConnectionCounts;
+  /** This page's answered peer connections by the browser at the other end ('chromium', 'firefox'). */
+  connectionsByRemote?: Record<string, { connected: number; failed: number }>;
   /** Every segment handed to hls.js checked against the origin's SHA-256 manifest by the page. */
   verification?: SegmentVerification;
   /** Chromium's performance.memory.usedJSHeapSize (null elsewhere). */
