@@ -46,6 +46,8 @@ export interface FirefoxLaunchOptions {
   /** The binary to run (default firefoxPath()): a wrapper that enters a network namespace first. */
   executablePath?: string;
   env?: Record<string, string | undefined>;
+  /** The port its WebDriver BiDi server listens on, on its loopback (default: one it picks). */
+  debuggingPort?: number;
 }
 
 /** A headless Firefox with its own fresh profile; close() removes it. */
@@ -56,6 +58,7 @@ export function launchFirefox(options: FirefoxLaunchOptions = {}): Promise<Brows
     headless: true,
     extraPrefsFirefox: { ...firefoxPrefs, ...options.prefs },
     env: { ...process.env, ...options.env },
+    ...(options.debuggingPort ? { debuggingPort: options.debuggingPort } : {}),
     // Firefox takes longer than the default 30 s to start on a busy 2-core machine.
     timeout: 90_000,
     // Ctrl-C and SIGTERM go to the runner, which closes its browsers itself.

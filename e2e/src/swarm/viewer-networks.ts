@@ -26,6 +26,7 @@ import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { chromiumLaunchOptions, chromiumPath } from '../chromium.js';
 import { assertFirefox, launchFirefox } from '../firefox.js';
 import { networkProfile, viewerLink, type ViewerLink } from '../network-profiles.js';
+import { relayIntoNamespace } from './namespace-relay.js';
 
 const run = promisify(execFile);
 
@@ -221,13 +222,25 @@ export class ViewerNetworks {
   /**
    * Firefox (puppeteer-core over WebDriver BiDi) inside the viewer's namespace. Firefox gathers no
    * ICE candidate where the namespace has no default route: a viewer with no NAT gets one on its
-   * link (its router's default route serves one behind a NAT). `prefs` on top of firefoxPrefs.
+   * link (its router's default route serves one behind a NAT). Its WebDriver BiDi server listens
+   * on the namespace's loopback: puppeteer-core reaches it through a relay. `prefs` on top of firefoxPrefs.
    */
   async launchFirefox(viewer: ViewerNamespace, prefs: Record<string, unknown> = {}): Promise<PuppeteerBrowser> {
     if (!viewer.routerName) await run('ip', ['-n', viewer.name, 'route', 'replace', 'default', 'dev', 'eth0']);
-    const browser = await launchFirefox({ executablePath: wrapperPath, prefs, env: { SHOAL_VIEWER_NETNS: viewer.path, SHOAL_VIEWER_BROWSER: assertFirefox() } });
+    const relay = await relayIntoNamespace(viewer.path, viewer.name);
+    let browser: PuppeteerBrowser;
+    try {
+      const env = { SHOAL_VIEWER_NETNS: viewer.path, SHOAL_VIEWER_BROWSER: assertFirefox() };
+      browser = await launchFirefox({ executablePath: wrapperPath, prefs, env, debuggingPort: relay.port });
+    } catch (error) {
+      relay.close();
+      throw error;
+    }
     this.browsers.add(browser);
-    browser.once('disconnected', () => this.browsers.delete(browser));
+    browser.once('disconnected', () => {
+      this.browsers.delete(browser);
+      relay.close();
+    });
     return browser;
   }
 
