@@ -26,19 +26,20 @@ async function selectedPairKind(connection) {
  * The other end's browser, from its session description: Firefox signs its SDP's origin line
  * "mozilla…"; libwebrtc's browsers (Chromium, and Safari, which these swarms do not run) do not.
  */
-const remoteBrowser = (sdp) => (/^o=mozilla/m.test(sdp ?? '') ? 'firefox' : 'chromium');
+const remoteBrowser = (sdp) => (/^o=mozilla/m.test(sdp) ? 'firefox' : 'chromium');
 
 if (NativePeerConnection) {
   globalThis.RTCPeerConnection = class TrackedPeerConnection extends NativePeerConnection {
+    #record;
+
     constructor(...args) {
       super(...args);
       // An offer nobody answered (the tracker hands out offers ahead) is not a connection attempt.
       const record = { kind: null, failed: false, answered: false, remote: null };
       records.push(record);
+      this.#record = record;
       this.addEventListener('signalingstatechange', () => {
-        if (!this.remoteDescription) return;
-        record.answered = true;
-        record.remote ??= remoteBrowser(this.remoteDescription.sdp);
+        if (this.remoteDescription) record.answered = true;
       });
       this.addEventListener('connectionstatechange', () => {
         if (this.connectionState === 'failed') record.failed = true;
@@ -46,6 +47,12 @@ if (NativePeerConnection) {
           selectedPairKind(this).then((kind) => (record.kind = kind ?? 'unknown'), () => (record.kind = 'unknown'));
         }
       });
+    }
+
+    // The description as the other end wrote it: Chromium's remoteDescription is its own rewrite.
+    setRemoteDescription(description, ...rest) {
+      if (description?.sdp) this.#record.remote ??= remoteBrowser(description.sdp);
+      return super.setRemoteDescription(description, ...rest);
     }
   };
 }
