@@ -43,6 +43,9 @@ export class ShoalPlayer {
     }
     video.classList.add('video-js', 'vjs-big-play-centered', 'shoal-player');
     video.setAttribute('playsinline', '');
+    // hls.js plays through ManagedMediaSource where there is one (Safari 17.1+, WebKit), which opens
+    // only on a video that offers no remote playback (AirPlay) of its own.
+    if ('ManagedMediaSource' in globalThis) video.disableRemotePlayback = true;
     const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen } = this.options;
     this.videojs = videojs(video, {
       controls: this.options.controls,
