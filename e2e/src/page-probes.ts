@@ -21,15 +21,23 @@ export async function probePlayback(page: Page, selector = 'video'): Promise<Pla
  * on a fatal player error, with the page's own words.
  */
 export async function waitForPlaybackAdvance(page: Page, seconds: number, timeoutMs = 60_000): Promise<{ advancedS: number }> {
+  return waitForAdvance(() => probePlayback(page), seconds, timeoutMs);
+}
+
+/**
+ * waitForPlaybackAdvance for any browser driver: `probe` reads the page (Firefox through
+ * puppeteer-core, WebKit through WebDriver), every half second.
+ */
+export async function waitForAdvance(probe: () => Promise<PlaybackProbe>, seconds: number, timeoutMs = 60_000): Promise<{ advancedS: number }> {
   const deadline = Date.now() + timeoutMs;
   let firstTime: number | undefined;
   let last: PlaybackProbe | undefined;
   while (Date.now() < deadline) {
-    last = await probePlayback(page);
+    last = await probe();
     if (last.fatalError) throw new Error(`fatal player error: ${last.fatalError}`);
     if (firstTime === undefined && last.currentTime > 0) firstTime = last.currentTime;
     if (firstTime !== undefined && last.currentTime - firstTime >= seconds) return { advancedS: last.currentTime - firstTime };
-    await page.waitForTimeout(500);
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
   throw new Error(`playback did not advance by ${seconds} s within ${timeoutMs} ms (last currentTime ${last?.currentTime ?? 'n/a'}, started at ${firstTime ?? 'never'})`);
 }
