@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planPlayback } from '../src/capabilities.js';
+import { detectCapabilities, planPlayback } from '../src/capabilities.js';
 
 const full = { mse: true, webrtc: true, nativeHls: false };
 
@@ -26,5 +26,23 @@ describe('planPlayback', () => {
   });
   it('reports a browser that can play no HLS at all', () => {
     expect(planPlayback({ mse: false, webrtc: false, nativeHls: false }, true, 1).playback).toBe('none');
+  });
+});
+
+describe('detectCapabilities', () => {
+  const h264 = 'video/mp4; codecs="avc1.42E01E,mp4a.40.2"';
+  const mediaSourceClass = (supported: boolean) => ({ isTypeSupported: (type: string) => supported && type === h264 });
+  const scope = (globals: Record<string, unknown>) => globals as unknown as typeof globalThis;
+
+  it('finds Media Source Extensions in ManagedMediaSource alone, as iPhone Safari 17.1+ has them', () => {
+    expect(detectCapabilities(scope({ ManagedMediaSource: mediaSourceClass(true) }))).toEqual({ mse: true, webrtc: false, nativeHls: false });
+    expect(planPlayback(detectCapabilities(scope({ ManagedMediaSource: mediaSourceClass(true) })), true, 1)).toMatchObject({ playback: 'hls.js', p2p: 'unavailable' });
+  });
+
+  it('finds WebRTC only where RTCPeerConnection has data channels, and no MSE where H.264 is not supported', () => {
+    const RTCPeerConnection = class {
+      createDataChannel() {}
+    };
+    expect(detectCapabilities(scope({ MediaSource: mediaSourceClass(false), RTCPeerConnection }))).toEqual({ mse: false, webrtc: true, nativeHls: false });
   });
 });
