@@ -2,16 +2,13 @@
 // loopback. Firefox's remote agent (WebDriver BiDi) listens on its own namespace's localhost only,
 // and puppeteer-core reaches it over TCP (Chromium's Playwright uses a pipe, which crosses
 // namespaces by itself). Network namespaces do not separate Unix sockets in the file system: the
-// relay's two halves meet through one, the inner half run inside the namespace with nsenter.
-//
-// Run as a script, this file is the inner half: `node namespace-relay.js SOCKET PORT` forwards
-// every connection to SOCKET to 127.0.0.1:PORT of the namespace it runs in.
+// relay's two halves meet through one, the inner half a Node process run inside the namespace
+// with nsenter.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 /** Pipes two sockets both ways; either one closing or failing closes the other. */
 function splice(a: Socket, b: Socket): void {
@@ -25,11 +22,21 @@ function splice(a: Socket, b: Socket): void {
   b.once('error', end).once('close', end);
 }
 
-/** Forwards `socketPath` to 127.0.0.1:`port` of this process's namespace, until killed. */
-function serveInner(socketPath: string, port: number): Server {
-  rmSync(socketPath, { force: true });
-  return createServer((client) => splice(client, connect(port, '127.0.0.1'))).listen(socketPath);
-}
+/**
+ * The inner half, `node -e INNER_RELAY SOCKET PORT`: every connection to SOCKET forwarded to
+ * 127.0.0.1:PORT of the namespace it runs in, until killed. Source text, so that it runs the same
+ * from the built files and from the TypeScript the browser tests load.
+ */
+const INNER_RELAY = `
+const { connect, createServer } = require('node:net');
+const [socketPath, port] = process.argv.slice(1);
+createServer((client) => {
+  const upstream = connect(Number(port), '127.0.0.1');
+  client.pipe(upstream).pipe(client);
+  const end = () => { client.destroy(); upstream.destroy(); };
+  for (const socket of [client, upstream]) socket.once('error', end).once('close', end);
+}).listen(socketPath);
+`;
 
 export interface NamespaceRelay {
   /** The port, the same on both loopbacks. */
@@ -55,7 +62,8 @@ function freeLoopbackPort(): Promise<number> {
 export async function relayIntoNamespace(namespacePath: string, name: string): Promise<NamespaceRelay> {
   const port = await freeLoopbackPort();
   const socketPath = join(tmpdir(), `${name}-relay-${port}.sock`);
-  const inner: ChildProcess = spawn('nsenter', [`--net=${namespacePath}`, process.execPath, fileURLToPath(import.meta.url), socketPath, String(port)], { stdio: 'ignore' });
+  rmSync(socketPath, { force: true });
+  const inner: ChildProcess = spawn('nsenter', [`--net=${namespacePath}`, process.execPath, '-e', INNER_RELAY, socketPath, String(port)], { stdio: 'ignore' });
   const close = () => {
     outer?.close();
     inner.kill();
@@ -73,9 +81,4 @@ export async function relayIntoNamespace(namespacePath: string, name: string): P
   outer = createServer((client) => splice(client, connect(socketPath)));
   await new Promise<void>((resolve, reject) => outer!.once('error', reject).listen(port, '127.0.0.1', resolve));
   return { port, close };
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [socketPath, port] = process.argv.slice(2);
-  serveInner(socketPath!, Number(port));
 }

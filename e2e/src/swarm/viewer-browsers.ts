@@ -119,7 +119,9 @@ export function firefoxViewerBrowser(browser: PuppeteerBrowser): ViewerBrowser {
       return {
         browser: 'firefox',
         goto: async (url) => void (await page.goto(url, { waitUntil: 'domcontentloaded' })),
-        evaluate: (fn) => page.evaluate(fn) as Promise<never>,
+        evaluate<T>(fn: () => T | Promise<T>) {
+          return page.evaluate(fn) as Promise<T>;
+        },
         onPageError: (listener) => page.on('pageerror', (error) => listener(error instanceof Error ? error.message : String(error))),
         async crash() {
           browser.process()?.kill('SIGKILL');
