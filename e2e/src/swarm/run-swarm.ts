@@ -1,8 +1,7 @@
-// The swarm runner: for each engine, a fresh origin and tracker, N viewers (Chromium, or the mix of
-// browsers asked for) joining as the scenario says, sampling while they play, then the report.
-// Without a network profile: one Chromium, one context per viewer, all on loopback (and a Firefox
-// per Firefox viewer). With one (--network): one browser per viewer, each in its own network
-// namespace with its link shaped as the profile says (viewer-networks.ts).
+// The swarm runner: for each engine, a fresh origin and tracker, N viewers (Chromium, or the mix
+// asked for) joining as the scenario says, sampling while they play, then the report. Without a
+// network profile: all on loopback, a Chromium context or a Firefox of its own each. With one
+// (--network): a browser per viewer in its own network namespace, its link shaped (viewer-networks.ts).
 import { appendFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -19,7 +18,7 @@ import { REPORT_SCHEMA_VERSION, type RunReport, type SwarmReport } from './repor
 import { renderReportHtml } from './report-html.js';
 import { renderReportTable } from './report-table.js';
 import { joinOffsetsMs, p2pOffViewers, scenarioByName, type Scenario } from './scenarios.js';
-import { closeStage, hubHost, iceServersOf, loopbackViewerPage, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
+import { closeStage, hubHost, iceServersOf, LoopbackPages, openStage, readTrackerStats, shoalCommit, viewerPageMounts, ViewerSlots, type NatMode, type Stage } from './stage.js';
 import { NO_VIEWER_PLAYING, StartWatch } from './start-watch.js';
 import { checkExternalStream } from './stream-preflight.js';
 import { checkThresholds, renderThresholdLines, type Threshold } from './thresholds.js';
@@ -198,6 +197,7 @@ async function runEngine(
   const browserOf = (index: number): BrowserName => (options.browsers ? browserOfViewer(options.browsers, index) : 'chromium');
   // Shaped runs: each viewer's namespace and browser, made before it joins (churn: when it joins).
   const slots = stage.kind === 'shaped' ? new ViewerSlots(stage, pages.url, browserOf) : null;
+  const loopback = stage.kind === 'loopback' ? new LoopbackPages(stage, browserOf) : null;
   try {
     const host = hubHost(stage);
     if (!options.streamUrl) origin = await startOrigin({ liveWindowSize: scenario.liveWindowSize, host });
@@ -228,7 +228,7 @@ async function runEngine(
       const id = `v${index}`;
       try {
         const slot = slots ? await slots.slot(index) : null;
-        const page = stage.kind === 'loopback' ? await loopbackViewerPage(stage, browserOf(index)) : await slot!.browser.newPage();
+        const page = loopback ? await loopback.page(index) : await slot!.browser.newPage();
         // A profile's non-uploaders run their engine with upload off (and a narrow uplink).
         const uploads = slot?.linkRecord.link.uploads ?? true;
         const onTrace = traceDir ? (lines: string[]) => appendFileSync(`${traceDir}/${engine}-${id}.log`, `${lines.join('\n')}\n`) : undefined;
@@ -237,13 +237,11 @@ async function runEngine(
         log(`${id}: could not join: ${(error as Error).message}`);
       }
     };
-    if (slots) {
-      // Chromium takes a second or more to start on a busy machine: start them all before the
-      // clock, so that the joins keep the scenario's schedule.
-      log(`  starting ${options.peers} browsers, each in its own network namespace`);
-      for (let index = 0; index < options.peers && !options.signal?.aborted; index += 1) await slots.slot(index);
+    // A browser takes a second or more to start on a busy machine (a Firefox several): those of the
+    // viewers' own start before the clock, so that the joins keep the scenario's schedule.
+    if (await (slots ?? loopback!).startAhead(options.peers, () => options.signal?.aborted === true, log)) {
       startedAtMs = Date.now();
-      slots.start(startedAtMs);
+      slots?.start(startedAtMs);
     }
 
     const endAtMs = startedAtMs + options.durationS * 1000;
@@ -279,7 +277,7 @@ async function runEngine(
         return typeof stats?.peers === 'number' ? stats.peers : null;
       },
       async openHostile(behaviour) {
-        const page = stage.kind === 'loopback' ? await loopbackViewerPage(stage, 'chromium') : await (await slots!.slot(1000 + hostilePages.length)).browser.newPage();
+        const page = loopback ? await loopback.page(1000 + hostilePages.length, 'chromium') : await (await slots!.slot(1000 + hostilePages.length)).browser.newPage();
         const query = new URLSearchParams({ src: streamUrl, trackers: trackerUrl, iceServers: JSON.stringify(iceServersOf(stage)), behaviour });
         await page.goto(`${pages.url}/hostile-peer.html?${query}`);
         const session: HostileSession = {
@@ -395,6 +393,7 @@ async function runEngine(
     await Promise.all(viewers.map((viewer) => viewer.close()));
     await Promise.all(hostilePages.map((hostile) => hostile.close()));
     await slots?.close();
+    await loopback?.close();
     await tracker?.close();
     await origin?.close();
   }

@@ -1,12 +1,14 @@
 // Where a swarm run's viewers play, the stage: one shared Chromium (and a Firefox per Firefox
 // viewer) on loopback, or (--network) a browser per viewer in a shaped network namespace of its
-// own, behind a NAT if asked, with the record of what each link carried (ViewerSlots). Also what a run reads from around it: the
-// pages' script mounts, the sample stream's bitrate, the Shoal commit, the tracker's stats.
+// own, behind a NAT if asked, with the record of what each link carried (ViewerSlots). Also what
+// a run reads from around it: the pages' script mounts, the sample stream's bitrate, the Shoal
+// commit, the tracker's stats.
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { chromiumLaunchOptions } from '../chromium.js';
 import { launchFirefox } from '../firefox.js';
 import { viewerLink, type NetworkProfile } from '../network-profiles.js';
@@ -71,17 +73,47 @@ export function iceServersOf(stage: Stage): RTCIceServerLike[] {
 export const hubHost = (stage: Stage) => (stage.kind === 'shaped' ? stage.networks.hubAddress : undefined);
 
 /**
- * A page for a viewer on the loopback stage: a context of the shared Chromium, or a Firefox of
- * its own (one process per Firefox viewer: Firefox throttles the timers and holds back the media of
- * tabs in the background).
+ * The loopback stage's viewer pages: a context of the shared Chromium each, and a Firefox of its
+ * own for each Firefox viewer (Firefox throttles the timers and holds back the media of tabs in
+ * the background), started ahead of its join: a Firefox takes seconds to start on a busy machine.
  */
-export async function loopbackViewerPage(stage: Extract<Stage, { kind: 'loopback' }>, browser: BrowserName): Promise<ViewerPage> {
-  if (browser === 'chromium') return chromiumViewerBrowser(stage.browser, { ownBrowser: false }).newPage();
-  const firefox = await launchFirefox();
-  return firefoxViewerBrowser(firefox).newPage().catch(async (error: unknown) => {
-    await firefox.close().catch(() => {});
-    throw error;
-  });
+export class LoopbackPages {
+  private readonly firefoxes = new Map<number, Promise<PuppeteerBrowser>>();
+
+  constructor(
+    private readonly stage: Extract<Stage, { kind: 'loopback' }>,
+    private readonly browserOf: (index: number) => BrowserName,
+  ) {}
+
+  /** Starts the Firefox of every Firefox viewer among 0 to count - 1, one after another; false: there is none. */
+  async startAhead(count: number, aborted: () => boolean, log: (line: string) => void): Promise<boolean> {
+    const firefoxViewers = [...Array(count).keys()].filter((index) => this.browserOf(index) === 'firefox');
+    if (firefoxViewers.length === 0) return false;
+    log(`  starting ${firefoxViewers.length} Firefox browsers, one per Firefox viewer`);
+    for (const index of firefoxViewers) if (!aborted()) await this.firefox(index).catch(() => {});
+    return true;
+  }
+
+  /** Viewer `index`'s page (its Firefox started now if not ahead); `browser` overrides its browser. */
+  async page(index: number, browser = this.browserOf(index)): Promise<ViewerPage> {
+    if (browser === 'chromium') return chromiumViewerBrowser(this.stage.browser, { ownBrowser: false }).newPage();
+    const firefox = await this.firefox(index);
+    return firefoxViewerBrowser(firefox).newPage();
+  }
+
+  /** Closes every Firefox started here (those of viewers still watching, or that never joined). */
+  async close(): Promise<void> {
+    await Promise.all([...this.firefoxes.values()].map((launched) => launched.then((firefox) => firefox.close()).catch(() => {})));
+  }
+
+  private firefox(index: number): Promise<PuppeteerBrowser> {
+    let launched = this.firefoxes.get(index);
+    if (!launched) {
+      launched = launchFirefox();
+      this.firefoxes.set(index, launched);
+    }
+    return launched;
+  }
 }
 
 /** One viewer of a shaped run: its namespace, the browser in it, and what its link carried. */
@@ -133,6 +165,13 @@ export class ViewerSlots {
       return chromiumViewerBrowser(await networks.launchBrowser(namespace, { args }), { ownBrowser: true });
     }
     return firefoxViewerBrowser(await networks.launchFirefox(namespace, { 'dom.securecontext.allowlist': new URL(this.pagesUrl).hostname }));
+  }
+
+  /** Makes the slots of viewers 0 to count - 1, one after another (their joins then keep the schedule). */
+  async startAhead(count: number, aborted: () => boolean, log: (line: string) => void): Promise<boolean> {
+    log(`  starting ${count} browsers, each in its own network namespace`);
+    for (let index = 0; index < count && !aborted(); index += 1) await this.slot(index);
+    return true;
   }
 
   /** The run's clock starts at `startedAtMs`: what every link carried until now is its zero. */
