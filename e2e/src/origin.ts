@@ -41,6 +41,8 @@ export interface TransferCount {
 export interface OriginStats {
   segments: TransferCount;
   playlists: TransferCount;
+  /** WebVTT subtitle files: players fetch them with their own loader, never from peers. */
+  subtitles: TransferCount;
   /** Per segment path: requests and body bytes sent. */
   segmentsByPath: Record<string, TransferCount & { size: number }>;
   /** Sum of the full sizes of every distinct segment requested at least once. */
@@ -63,6 +65,7 @@ export interface Origin {
 const contentTypes: Record<string, string> = {
   m3u8: 'application/vnd.apple.mpegurl',
   ts: 'video/mp2t',
+  vtt: 'text/vtt; charset=utf-8',
   json: 'application/json',
 };
 
@@ -95,6 +98,8 @@ export function parseRange(header: string | undefined, size: number): ByteSlice 
 
 /** Live segment n of a rendition: unique across renditions, like the VOD files. */
 export const liveSegmentName = (rendition: string, sequence: number) => `${rendition}-${sequence}.ts`;
+/** Live subtitle file n of a language (`en-1234.vtt`): the looped VOD file's cues. */
+export const liveSubtitleName = (language: string, sequence: number) => `${language}-${sequence}.vtt`;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -109,6 +114,11 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
   const renditions = new Map<string, MediaPlaylist>();
   for (const { name } of sampleMediaSpec.renditions) {
     renditions.set(name, parseMediaPlaylist(readFileSync(join(mediaDir, name, 'index.m3u8'), 'utf8')));
+  }
+  // Subtitle renditions by directory name, with the language their live files are named after.
+  const subtitleTracks = new Map<string, { language: string; playlist: MediaPlaylist }>();
+  for (const { name, language } of sampleMediaSpec.subtitles) {
+    subtitleTracks.set(name, { language, playlist: parseMediaPlaylist(readFileSync(join(mediaDir, name, 'index.m3u8'), 'utf8')) });
   }
   const anyRendition = renditions.values().next().value as MediaPlaylist;
   const segmentMs = (anyRendition.segments.reduce((sum, s) => sum + s.durationS, 0) / anyRendition.segments.length) * 1000;
@@ -152,6 +162,7 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
     stats = {
       segments: { requests: 0, bytes: 0 },
       playlists: { requests: 0, bytes: 0 },
+      subtitles: { requests: 0, bytes: 0 },
       segmentsByPath: {},
       distinctSegmentBytes: 0,
       injectedErrors: 0,
@@ -160,7 +171,40 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
   };
   resetStats();
 
-  type Resolved = { body: Buffer; kind: 'segment' | 'playlist'; type: string; cacheControl: string } | undefined;
+  type Resolved = { body: Buffer; kind: 'segment' | 'playlist' | 'subtitle'; type: string; cacheControl: string } | undefined;
+  const livePlaylist = (playlist: MediaPlaylist, segmentUri: (sequence: number) => string): Resolved => {
+    const newest = liveEdgeSequence();
+    if (newest < 0) return undefined;
+    const text = renderLivePlaylist({
+      segments: playlist.segments,
+      targetDurationS: playlist.targetDurationS,
+      windowSize,
+      newestSequence: newest,
+      epochMs: liveEpochMs,
+      segmentUri,
+    });
+    // A live playlist may be cached for at most half a target duration, like a real origin.
+    const maxAge = Math.max(1, Math.floor(playlist.targetDurationS / 2));
+    return { body: Buffer.from(text), kind: 'playlist', type: contentTypes.m3u8!, cacheControl: `public, max-age=${maxAge}` };
+  };
+  /** A subtitle rendition's playlist or .vtt file, VOD or live (the live window over the looped files). */
+  const resolveSubtitles = (mode: string, track: { language: string; playlist: MediaPlaylist }, directory: string, file: string): Resolved => {
+    if (mode === 'live' && file === 'index.m3u8') return livePlaylist(track.playlist, (sequence) => liveSubtitleName(track.language, sequence));
+    let relativePath: string | undefined;
+    if (mode === 'vod') {
+      relativePath = file === 'index.m3u8' || /^[\w-]+\.vtt$/.test(file) ? `${directory}/${file}` : undefined;
+    } else {
+      const match = /^[\w-]+-(\d+)\.vtt$/.exec(file);
+      const sequence = Number(match?.[1]);
+      if (match && file === liveSubtitleName(track.language, sequence) && sequence <= liveEdgeSequence()) {
+        relativePath = `${directory}/${track.playlist.segments[sequence % track.playlist.segments.length]!.uri}`;
+      }
+    }
+    const body = relativePath === undefined ? undefined : readMedia(relativePath);
+    if (!body) return undefined;
+    if (file.endsWith('.m3u8')) return { body, kind: 'playlist', type: contentTypes.m3u8!, cacheControl: 'public, max-age=60' };
+    return { body, kind: 'subtitle', type: contentTypes.vtt!, cacheControl: mode === 'vod' ? 'public, max-age=31536000, immutable' : 'public, max-age=3600' };
+  };
   const resolve = (path: string): Resolved => {
     const parts = path.split('/').filter(Boolean);
     const [mode, rendition, file] = parts;
@@ -171,7 +215,10 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
       const body = Buffer.from(JSON.stringify(mode === 'vod' ? vodHashes : liveHashes()));
       return { body, kind: 'playlist', type: contentTypes.json!, cacheControl: mode === 'vod' ? 'public, max-age=60' : 'public, max-age=1' };
     }
-    if (parts.length !== 3 || !rendition || !file || !renditions.has(rendition)) return undefined;
+    if (parts.length !== 3 || !rendition || !file) return undefined;
+    const subtitleTrack = subtitleTracks.get(rendition);
+    if ((mode === 'vod' || mode === 'live') && subtitleTrack) return resolveSubtitles(mode, subtitleTrack, rendition, file);
+    if (!renditions.has(rendition)) return undefined;
     if (mode === 'vod') {
       const body = /^(index\.m3u8|[\w-]+\.ts)$/.test(file) ? readMedia(`${rendition}/${file}`) : undefined;
       if (!body) return undefined;
@@ -185,21 +232,7 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
     }
     if (mode !== 'live') return undefined;
     const playlist = renditions.get(rendition)!;
-    if (file === 'index.m3u8') {
-      const newest = liveEdgeSequence();
-      if (newest < 0) return undefined;
-      const text = renderLivePlaylist({
-        segments: playlist.segments,
-        targetDurationS: playlist.targetDurationS,
-        windowSize,
-        newestSequence: newest,
-        epochMs: liveEpochMs,
-        segmentUri: (sequence) => liveSegmentName(rendition, sequence),
-      });
-      // A live playlist may be cached for at most half a target duration, like a real origin.
-      const maxAge = Math.max(1, Math.floor(playlist.targetDurationS / 2));
-      return { body: Buffer.from(text), kind: 'playlist', type: contentTypes.m3u8!, cacheControl: `public, max-age=${maxAge}` };
-    }
+    if (file === 'index.m3u8') return livePlaylist(playlist, (sequence) => liveSegmentName(rendition, sequence));
     const match = /^[\w]+-(\d+)\.ts$/.exec(file);
     if (!match || file !== liveSegmentName(rendition, Number(match[1]))) return undefined;
     const sequence = Number(match[1]);
@@ -282,7 +315,7 @@ export async function startOrigin(options: OriginOptions = {}): Promise<Origin> 
       res.end();
       return;
     }
-    const count = resolved.kind === 'segment' ? stats.segments : stats.playlists;
+    const count = resolved.kind === 'segment' ? stats.segments : resolved.kind === 'subtitle' ? stats.subtitles : stats.playlists;
     count.requests += 1;
     let perPath: (TransferCount & { size: number }) | undefined;
     if (resolved.kind === 'segment') {

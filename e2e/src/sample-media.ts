@@ -2,10 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { writeSubtitleRenditions } from './sample-subtitles.js';
 
 /** The sample stream's shape. Changing it regenerates the media on the next run. */
 export const sampleMediaSpec = {
-  version: 3,
+  version: 4,
   durationS: 60,
   segmentS: 2,
   fps: 30,
@@ -14,6 +15,11 @@ export const sampleMediaSpec = {
     { name: '360p', width: 640, height: 360, videoKbps: 620 },
   ],
   audioKbps: 64,
+  /** WebVTT renditions in one SUBTITLES group, none selected by default; cues name their segment. */
+  subtitles: [
+    { name: 'subtitles-en', language: 'en', label: 'English', cueWord: 'English cue' },
+    { name: 'subtitles-fr', language: 'fr', label: 'Français', cueWord: 'Sous-titre' },
+  ],
 } as const;
 
 export function defaultMediaDir(): string {
@@ -39,7 +45,8 @@ export function assertFfmpeg(): void {
 
 /**
  * Makes the synthetic sample stream (VOD, MPEG-TS, 2 s segments with aligned keyframes, two
- * renditions, a burnt-in clock and frame counter, a beeping tone) unless it already exists.
+ * renditions, a burnt-in clock and frame counter, a beeping tone, English and French WebVTT
+ * subtitles) unless it already exists.
  * Generated rather than committed: it is ~8 MB and takes ~6 s on two cores.
  */
 export function ensureSampleMedia(dir: string = defaultMediaDir()): string {
@@ -113,4 +120,5 @@ function makeSampleMedia(dir: string): void {
     }
     writeFileSync(playlistPath, playlist.replace(/^seg(\d+)\.ts$/gm, `${name}-$1.ts`));
   }
+  writeSubtitleRenditions(dir, spec.renditions[0]!.name, spec.subtitles);
 }

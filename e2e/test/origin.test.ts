@@ -28,6 +28,48 @@ describe('sample media', () => {
   });
 });
 
+describe('subtitles', () => {
+  it('the master names an English and a French WebVTT rendition, none selected, for both video renditions', () => {
+    const master = readFileSync(join(defaultMediaDir(), 'master.m3u8'), 'utf8');
+    const media = master.split('\n').filter((line) => line.startsWith('#EXT-X-MEDIA:'));
+    expect(media).toHaveLength(2);
+    for (const [language, name] of [['en', 'English'], ['fr', 'Français']]) {
+      expect(media.find((line) => line.includes(`LANGUAGE="${language}"`))).toMatch(
+        new RegExp(`TYPE=SUBTITLES,GROUP-ID="subs",NAME="${name}",.*DEFAULT=NO,.*URI="subtitles-${language}/index.m3u8"`),
+      );
+    }
+    expect(master.match(/#EXT-X-STREAM-INF:.*,SUBTITLES="subs"$/gm)).toHaveLength(2);
+  });
+
+  it('serves VOD subtitle files whose cue covers its video segment, counted apart from segments', async () => {
+    origin = await startOrigin();
+    const playlist = parseMediaPlaylist(await (await get('/vod/subtitles-en/index.m3u8')).text());
+    const video = parseMediaPlaylist(readFileSync(join(defaultMediaDir(), '180p', 'index.m3u8'), 'utf8'));
+    expect(playlist.segments.map((segment) => segment.durationS)).toEqual(video.segments.map((segment) => segment.durationS));
+    const response = await get(`/vod/subtitles-en/${playlist.segments[7]!.uri}`);
+    expect(response.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
+    const vtt = await response.text();
+    expect(vtt).toMatch(/^WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:\d+,LOCAL:00:00:00\.000\n/);
+    expect(vtt).toContain('00:00:14.000 --> 00:00:16.000\nEnglish cue 7');
+    const stats = origin.stats();
+    expect(stats.subtitles).toEqual({ requests: 1, bytes: Buffer.byteLength(vtt) });
+    expect(stats.segments.requests).toBe(0);
+  });
+
+  it('serves a live subtitle window with the video window’s sequence numbers and the looped files’ cues', async () => {
+    let nowMs = 2_000_000;
+    origin = await startOrigin({ now: () => nowMs, liveEpochMs: nowMs - 2_000 * 40 });
+    const video = parseLive(await (await get('/live/180p/index.m3u8')).text());
+    const subtitles = parseLive(await (await get('/live/subtitles-fr/index.m3u8')).text(), 'vtt');
+    expect(subtitles).toEqual(video);
+    const edge = origin.liveEdgeSequence();
+    expect(await (await get(`/live/subtitles-fr/fr-${edge}.vtt`)).text()).toContain(`Sous-titre ${edge % 30}`);
+    expect((await get(`/live/subtitles-fr/fr-${edge + 2}.vtt`)).status).toBe(404);
+    nowMs += 2_000;
+    expect(parseLive(await (await get('/live/subtitles-fr/index.m3u8')).text(), 'vtt').mediaSequence).toBe(video.mediaSequence + 1);
+  });
+});
+
 describe('live playlist', () => {
   it('advances with the clock and keeps a valid 10-segment window', async () => {
     let nowMs = 1_000_000;
@@ -167,7 +209,7 @@ describe('HTTP behaviour', () => {
   });
 });
 
-function parseLive(text: string) {
+function parseLive(text: string, extension = 'ts') {
   const lines = text.trim().split('\n');
   const mediaSequence = Number(lines.find((l) => l.startsWith('#EXT-X-MEDIA-SEQUENCE:'))!.split(':')[1]);
   let discontinuity = Number(lines.find((l) => l.startsWith('#EXT-X-DISCONTINUITY-SEQUENCE:'))!.split(':')[1]);
@@ -175,8 +217,8 @@ function parseLive(text: string) {
   const discontinuityNumbers: number[] = [];
   for (const line of lines) {
     if (line === '#EXT-X-DISCONTINUITY') discontinuity += 1;
-    if (line.endsWith('.ts')) {
-      sequences.push(Number(/-(\d+)\.ts$/.exec(line)![1]));
+    if (line.endsWith(`.${extension}`)) {
+      sequences.push(Number(/-(\d+)\.\w+$/.exec(line)![1]));
       discontinuityNumbers.push(discontinuity);
     }
   }
