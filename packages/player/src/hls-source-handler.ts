@@ -5,13 +5,14 @@
 import Hls from 'hls.js';
 import { showPlayerError, type Player, type VideoJsNamespace } from './video-js-api.js';
 import { HlsSession, type ShoalTechOptions } from './hls-session.js';
+import { bindSubtitles, type TextTrackOwner } from './hls-subtitles.js';
 
 export interface SourceObject {
   src: string;
   type?: string;
 }
 
-interface TechLike {
+interface TechLike extends TextTrackOwner {
   el(): Element;
   trigger(event: string): void;
 }
@@ -63,7 +64,11 @@ export function registerHlsSourceHandler(vjs: VideoJsNamespace): void {
     },
     handleSource(source: SourceObject, tech: TechLike, techOptions: { playerId?: string }) {
       const player = techOptions.playerId ? vjs.getPlayer(techOptions.playerId) : undefined;
-      const session = new HlsSession(source.src, tech.el() as HTMLMediaElement, techOptionsByPlayer.get(techOptions.playerId ?? '') ?? {}, {
+      const options = techOptionsByPlayer.get(techOptions.playerId ?? '') ?? {};
+      // hls.js hands subtitle cues over instead of drawing them on the <video> itself: video.js
+      // draws them, and lists the tracks in its captions menu (hls-subtitles.ts). An app may set it back.
+      const hlsConfig = { renderTextTracksNatively: false, ...options.hlsConfig };
+      const session = new HlsSession(source.src, tech.el() as HTMLMediaElement, { ...options, hlsConfig }, {
         levels: () => player?.trigger('shoallevels'),
         fatal: (error) => {
           if (!player) return;
@@ -75,11 +80,14 @@ export function registerHlsSourceHandler(vjs: VideoJsNamespace): void {
           player.one('loadstart', show);
         },
       });
+      // The stream's subtitle renditions become the tech's text tracks: video.js's captions menu lists them.
+      const subtitles = bindSubtitles(session.hls, tech);
       sessions.set(tech, session);
       player?.trigger('shoalsession');
       return {
         dispose() {
           if (sessions.get(tech) === session) sessions.delete(tech);
+          subtitles.dispose();
           session.dispose();
         },
       };
