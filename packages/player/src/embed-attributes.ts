@@ -13,6 +13,12 @@ export const embedAttributes = {
   p2p: 'data-shoal-p2p',
   stats: 'data-shoal-stats',
   iceServers: 'data-shoal-ice-servers',
+  start: 'data-shoal-start',
+  stop: 'data-shoal-stop',
+  loop: 'data-shoal-loop',
+  controls: 'data-shoal-controls',
+  title: 'data-shoal-title',
+  subtitle: 'data-shoal-subtitle',
 } as const;
 
 /** Present-and-empty, "1", "true", "on", "yes" mean true; "0", "false", "off", "no" mean false. */
@@ -29,6 +35,28 @@ export function parseTrackers(values: ReadonlyArray<string | null>): string[] | 
   const urls = values.flatMap((value) => (value ?? '').split(/[\s,]+/)).filter((url) => url !== '');
   return urls.length > 0 ? urls : undefined;
 }
+
+/**
+ * A time as raw seconds (`90`, `12.5`), with units (`1h2m3s`, `1m30s`, `45s`, `2m`) or as a clock
+ * (`1:30`, `1:02:03`); absent leaves the default. `where` names the attribute or parameter.
+ */
+export function parseTime(value: string | null, where: string): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim().toLowerCase();
+  let seconds: number | undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) seconds = Number(text);
+  const units = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(text);
+  if (seconds === undefined && units && text !== '') seconds = Number(units[1] ?? 0) * 3600 + Number(units[2] ?? 0) * 60 + Number(units[3] ?? 0);
+  const clock = /^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$/.exec(text);
+  if (seconds === undefined && clock) seconds = Number(clock[1] ?? 0) * 3600 + Number(clock[2]) * 60 + Number(clock[3]);
+  if (seconds === undefined) {
+    throw new PlayerError('INVALID_OPTION', `${where}: expected seconds (90), a duration (1m30s) or a clock time (1:30), got ${JSON.stringify(value)}`);
+  }
+  return seconds;
+}
+
+/** Text, or undefined when absent or empty. */
+const textOf = (value: string | null) => (value === null || value.trim() === '' ? undefined : value.trim());
 
 /**
  * ICE servers written as JSON (`[{"urls":"stun:stun.example.com:3478"}]`, `[]` for none); absent
@@ -55,10 +83,19 @@ export function optionsFromAttributes(element: Pick<Element, 'getAttribute'>): S
     poster: read(embedAttributes.poster) ?? undefined,
     p2p: parseFlag(read(embedAttributes.p2p)),
     statsOpen: parseFlag(read(embedAttributes.stats)),
+    start: parseTime(read(embedAttributes.start), embedAttributes.start),
+    stop: parseTime(read(embedAttributes.stop), embedAttributes.stop),
+    loop: parseFlag(read(embedAttributes.loop)),
+    controls: parseFlag(read(embedAttributes.controls)),
+    title: textOf(read(embedAttributes.title)),
+    subtitle: textOf(read(embedAttributes.subtitle)),
   };
 }
 
-/** embed.html?src=…&tracker=…&iceServers=[…]&autoplay=1&muted=1&p2p=1&poster=…&stats=1 */
+/**
+ * embed.html?src=…&tracker=…&iceServers=[…]&autoplay=1&muted=1&p2p=1&poster=…&stats=1
+ * &start=1m30s&stop=2m&loop=1&controls=0&title=…&subtitle=en
+ */
 export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
   return {
     iceServers: parseIceServers(query.get('iceServers'), 'iceServers (embed.html parameter)'),
@@ -69,6 +106,12 @@ export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
     poster: query.get('poster') ?? undefined,
     p2p: parseFlag(query.get('p2p')),
     statsOpen: parseFlag(query.get('stats')),
+    start: parseTime(query.get('start'), 'start (embed.html parameter)'),
+    stop: parseTime(query.get('stop'), 'stop (embed.html parameter)'),
+    loop: parseFlag(query.get('loop')),
+    controls: parseFlag(query.get('controls')),
+    title: textOf(query.get('title')),
+    subtitle: textOf(query.get('subtitle')),
   };
 }
 

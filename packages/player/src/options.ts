@@ -51,8 +51,18 @@ export interface ShoalPlayerOptions extends Omit<ShoalPluginOptions, 'statsView'
   muted?: boolean;
   /** Poster image URL. Default: none. */
   poster?: string;
-  /** Show video.js's controls. Default: true. */
+  /** Show video.js's controls (control bar and big play button). Default: true. */
   controls?: boolean;
+  /** VOD: seconds where playback begins. Default: 0. */
+  start?: number;
+  /** VOD: seconds where playback pauses (or, with `loop`, starts again). Default: the end. */
+  stop?: number;
+  /** VOD: play again from `start` (or 0) at `stop` or at the end. Default: false. */
+  loop?: boolean;
+  /** Text shown across the top of the video (and the iframe page's title). Default: none. */
+  title?: string;
+  /** Language of the subtitles to show at start ('en', 'fr'), when the stream has them. Default: none shown. */
+  subtitle?: string;
   /** Fill the container's width at 16:9 (video.js `fluid`). Default: true. */
   fluid?: boolean;
   /** Open the stats panel at start. Default: false. */
@@ -61,8 +71,8 @@ export interface ShoalPlayerOptions extends Omit<ShoalPluginOptions, 'statsView'
   videojsOptions?: Record<string, unknown>;
 }
 
-export type ResolvedPlayerOptions = Required<Omit<ShoalPlayerOptions, 'poster' | 'engineFactory' | 'iceServers'>> &
-  Pick<ShoalPlayerOptions, 'poster' | 'engineFactory' | 'iceServers'>;
+type OptionalPlayerFields = 'poster' | 'engineFactory' | 'iceServers' | 'start' | 'stop' | 'title' | 'subtitle';
+export type ResolvedPlayerOptions = Required<Omit<ShoalPlayerOptions, OptionalPlayerFields>> & Pick<ShoalPlayerOptions, OptionalPlayerFields>;
 
 export const pluginDefaults = {
   trackers: [] as string[],
@@ -77,6 +87,7 @@ export const playerDefaults = {
   autoplay: false,
   muted: false,
   controls: true,
+  loop: false,
   fluid: true,
   statsOpen: false,
 } as const;
@@ -90,6 +101,11 @@ function invalid(field: string, message: string): never {
 
 function checkBoolean(options: Record<string, unknown>, field: string): void {
   if (options[field] !== undefined && typeof options[field] !== 'boolean') invalid(field, `expected true or false, got ${JSON.stringify(options[field])}`);
+}
+
+function checkSeconds(options: Record<string, unknown>, field: string): void {
+  const value = options[field];
+  if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) invalid(field, `expected seconds (a number, 0 or more), got ${JSON.stringify(value)}`);
 }
 
 function checkObject(options: Record<string, unknown>, field: string): void {
@@ -139,9 +155,16 @@ export function resolvePlayerOptions(input: ShoalPlayerOptions): ResolvedPlayerO
   const options = input as unknown as Record<string, unknown>;
   if (typeof input.src !== 'string' || input.src.trim() === '') invalid('src', 'expected the URL of an HLS manifest (.m3u8)');
   checkP2pFields(input);
-  for (const field of ['autoplay', 'muted', 'controls', 'fluid', 'statsOpen']) checkBoolean(options, field);
+  for (const field of ['autoplay', 'muted', 'controls', 'loop', 'fluid', 'statsOpen']) checkBoolean(options, field);
   checkObject(options, 'videojsOptions');
   if (input.poster !== undefined && typeof input.poster !== 'string') invalid('poster', 'expected an image URL');
+  checkSeconds(options, 'start');
+  checkSeconds(options, 'stop');
+  if (input.stop !== undefined && input.stop <= (input.start ?? 0)) invalid('stop', `${input.stop} s is not after start (${input.start ?? 0} s)`);
+  if (input.title !== undefined && typeof input.title !== 'string') invalid('title', 'expected text');
+  if (input.subtitle !== undefined && (typeof input.subtitle !== 'string' || !/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(input.subtitle))) {
+    invalid('subtitle', `expected a language tag such as "en" or "pt-BR", got ${JSON.stringify(input.subtitle)}`);
+  }
   return {
     ...playerDefaults,
     hlsConfig: {},

@@ -2,12 +2,15 @@
 // stats view; what `create()`, the script-tag embed and the iframe page all build. An app that has
 // its own video.js uses the plugin instead (videojs-plugin.ts), and bundles one video.js.
 import videojs from 'video.js/core.es.js';
+import { captionList, preferCaptionLanguage, showCaption, type Caption, type HasTextTracks } from './captions.js';
 import { detectCapabilities, type BrowserCapabilities, type PlaybackPlan } from './capabilities.js';
 import { PlayerError } from './errors.js';
 import { resolvePlayerOptions, type ResolvedPlayerOptions, type ShoalPlayerOptions } from './options.js';
+import { applyPlaybackRange } from './playback-range.js';
 import { playbackStateOf, type PlaybackState } from './playback-state.js';
 import type { Resolution } from './resolutions.js';
 import type { P2pEngine, PlayerStats } from './types.js';
+import { installTitleBar } from './ui/title-bar.js';
 import { showPlayerError, type Player } from './video-js-api.js';
 import { addShoal, type PlayerShoal } from './videojs-plugin.js';
 
@@ -46,7 +49,10 @@ export class ShoalPlayer {
     // hls.js plays through ManagedMediaSource where there is one (Safari 17.1+, WebKit), which opens
     // only on a video that offers no remote playback (AirPlay) of its own.
     if ('ManagedMediaSource' in globalThis) video.disableRemotePlayback = true;
-    const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen } = this.options;
+    const { trackers, p2p, iceServers, engineOptions, engineFactory, statsOpen, start, stop, loop, title, subtitle } = this.options;
+    // hls.js loads from `start` at once, rather than from 0 and then again after a seek.
+    const startsLater = start !== undefined && this.options.hlsConfig.startPosition === undefined;
+    const hlsConfig = startsLater ? { ...this.options.hlsConfig, startPosition: start } : this.options.hlsConfig;
     this.videojs = videojs(video, {
       controls: this.options.controls,
       // 'any' falls back to muted autoplay where the browser blocks sound.
@@ -67,6 +73,9 @@ export class ShoalPlayer {
       capabilities,
     );
     this.plan = this.shoal.plan;
+    applyPlaybackRange(this.videojs, { start, stop, loop });
+    if (title !== undefined) installTitleBar(this.videojs, title);
+    if (subtitle !== undefined) preferCaptionLanguage(this.captionHost, subtitle);
     if (this.plan.playback === 'none') {
       showPlayerError(this.videojs, 'This browser cannot play HLS video: it has neither Media Source Extensions nor native HLS.');
     } else {
@@ -165,6 +174,28 @@ export class ShoalPlayer {
 
   getState(): PlaybackState {
     return playbackStateOf(this.videojs);
+  }
+
+  /** True while playing or buffering to play; false when paused, ended or not started. */
+  isPlaying(): boolean {
+    const state = this.getState();
+    return state === 'playing' || state === 'buffering';
+  }
+
+  /** The stream's subtitles and captions (and any other text track of kind subtitles/captions). */
+  getCaptions(): Caption[] {
+    return captionList(this.captionHost);
+  }
+
+  /** Shows the caption with this id from getCaptions(); null shows none. */
+  setCaption(id: string | null): void {
+    if (id !== null && typeof id !== 'string') throw new PlayerError('INVALID_OPTION', `setCaption: expected a caption id from getCaptions() or null, got ${JSON.stringify(id)}`);
+    showCaption(this.captionHost, id);
+  }
+
+  /** video.js's text track list, as captions.ts reads it (video.js types its own TextTrack). */
+  private get captionHost(): HasTextTracks {
+    return this.videojs as unknown as HasTextTracks;
   }
 
   /** Opens or closes the stats panel (toggles without an argument). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { embedSnippets, optionsFromAttributes, optionsFromQuery, parseFlag } from '../src/embed-attributes.js';
+import { embedSnippets, optionsFromAttributes, optionsFromQuery, parseFlag, parseTime } from '../src/embed-attributes.js';
 
 const element = (attributes: Record<string, string>) => ({ getAttribute: (name: string) => attributes[name] ?? null });
 
@@ -33,6 +33,12 @@ describe('embed settings', () => {
       poster: 'https://cdn.example/poster.jpg',
       p2p: false,
       statsOpen: undefined,
+      start: undefined,
+      stop: undefined,
+      loop: undefined,
+      controls: undefined,
+      title: undefined,
+      subtitle: undefined,
     });
   });
   it('leaves absent attributes to the defaults', () => {
@@ -53,6 +59,46 @@ describe('embed settings', () => {
       /^INVALID_OPTION: data-shoal-ice-servers: expected a JSON array of ICE servers/,
     );
     expect(() => optionsFromQuery(new URLSearchParams({ src: 'x.m3u8', iceServers: '[{' }))).toThrow(/^INVALID_OPTION: iceServers \(embed\.html parameter\)/);
+  });
+  it('reads start, stop, loop, controls, title and subtitle from the query and from data-attributes', () => {
+    const query = new URLSearchParams('src=v.m3u8&start=1m30s&stop=2:05&loop=1&controls=0&title=Launch%20day%20%E2%80%94%20live&subtitle=fr');
+    expect(optionsFromQuery(query)).toMatchObject({ start: 90, stop: 125, loop: true, controls: false, title: 'Launch day — live', subtitle: 'fr' });
+    const div = element({
+      'data-shoal-src': 'v.m3u8',
+      'data-shoal-start': '12.5',
+      'data-shoal-stop': '45s',
+      'data-shoal-loop': '',
+      'data-shoal-controls': 'off',
+      'data-shoal-title': '  Launch  ',
+      'data-shoal-subtitle': 'en',
+    });
+    expect(optionsFromAttributes(div)).toMatchObject({ start: 12.5, stop: 45, loop: true, controls: false, title: 'Launch', subtitle: 'en' });
+    // Empty text is no title, no subtitle.
+    expect(optionsFromQuery(new URLSearchParams('src=v.m3u8&title=&subtitle='))).toMatchObject({ title: undefined, subtitle: undefined });
+  });
+  it.each([
+    ['90', 90],
+    ['12.5', 12.5],
+    ['0', 0],
+    ['45s', 45],
+    ['2m', 120],
+    ['1m30s', 90],
+    ['1h2m3s', 3723],
+    ['1H2M3.5S', 3723.5],
+    ['1:30', 90],
+    ['1:02:03', 3723],
+    [' 3m4s ', 184],
+  ])('reads the time %j as %d seconds', (text, seconds) => {
+    expect(parseTime(text, 'start')).toBe(seconds);
+  });
+  it.each(['', 'soon', '-5', '1m-3s', '1:2', '1:75:00x', '3m4', 's', '1,5'])('refuses the time %j, naming the parameter', (text) => {
+    expect(() => parseTime(text, 'start (embed.html parameter)')).toThrow(
+      new RegExp(`^INVALID_OPTION: start \\(embed\\.html parameter\\): expected seconds \\(90\\), a duration \\(1m30s\\) or a clock time \\(1:30\\), got ${JSON.stringify(text).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
+  });
+  it('leaves an absent time to the default and names a bad one by its attribute', () => {
+    expect(parseTime(null, 'start')).toBeUndefined();
+    expect(() => optionsFromAttributes(element({ 'data-shoal-src': 'v.m3u8', 'data-shoal-stop': 'end' }))).toThrow(/^INVALID_OPTION: data-shoal-stop: /);
   });
   it('parses flags strictly: unknown words are not true', () => {
     expect([parseFlag(''), parseFlag('1'), parseFlag('On'), parseFlag('0'), parseFlag('no'), parseFlag('maybe'), parseFlag(null)]).toEqual([true, true, true, false, false, undefined, undefined]);

@@ -24,9 +24,37 @@ describe('resolvePlayerOptions', () => {
     [{ src: 'a.m3u8', poster: 3 }, 'poster'],
     [{ src: 'a.m3u8', iceServers: 'stun:stun.example' }, 'iceServers'],
     [{ src: 'a.m3u8', iceServers: [{ urls: 'turn:turn.example' }] }, 'iceServers'],
+    [{ src: 'a.m3u8', start: -1 }, 'start'],
+    [{ src: 'a.m3u8', start: '10' }, 'start'],
+    [{ src: 'a.m3u8', stop: Number.NaN }, 'stop'],
+    [{ src: 'a.m3u8', start: 30, stop: 30 }, 'stop'],
+    [{ src: 'a.m3u8', loop: 1 }, 'loop'],
+    [{ src: 'a.m3u8', controls: 'no' }, 'controls'],
+    [{ src: 'a.m3u8', title: 42 }, 'title'],
+    [{ src: 'a.m3u8', subtitle: 'English' }, 'subtitle'],
   ])('rejects %j naming the field %s', (input, field) => {
     expect(() => resolvePlayerOptions(input as never)).toThrowError(PlayerError);
     expect(() => resolvePlayerOptions(input as never)).toThrowError(new RegExp(`^INVALID_OPTION: ${field}:`));
+  });
+});
+
+describe('the part of the stream, the title and the subtitles', () => {
+  it('keeps start, stop, loop, title and subtitle, with loop off and the others absent by default', () => {
+    expect(resolvePlayerOptions({ src: 'a.m3u8', start: 12.5, stop: 40, loop: true, controls: false, title: 'Launch', subtitle: 'pt-BR' })).toMatchObject({
+      start: 12.5,
+      stop: 40,
+      loop: true,
+      controls: false,
+      title: 'Launch',
+      subtitle: 'pt-BR',
+    });
+    const defaults = resolvePlayerOptions({ src: 'a.m3u8' });
+    expect(defaults.loop).toBe(false);
+    expect([defaults.start, defaults.stop, defaults.title, defaults.subtitle]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+  it('says when stop does not come after start', () => {
+    expect(() => resolvePlayerOptions({ src: 'a.m3u8', start: 50, stop: 20 })).toThrow(/^INVALID_OPTION: stop: 20 s is not after start \(50 s\)$/);
+    expect(() => resolvePlayerOptions({ src: 'a.m3u8', stop: 0 })).toThrow(/^INVALID_OPTION: stop: 0 s is not after start \(0 s\)$/);
   });
 });
 
