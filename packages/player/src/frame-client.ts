@@ -1,5 +1,6 @@
 // The host page's side of the iframe embed: typed commands that resolve with the frame's answer,
 // and event listeners. Imports nothing heavy, so a host page stays small.
+import type { Caption } from './captions.js';
 import { PlayerError } from './errors.js';
 import {
   parseFrameMessage,
@@ -38,9 +39,12 @@ export class ShoalFrameClient {
   private readonly onMessage: (event: MessageEvent) => void;
   private readonly onLoad: () => void;
   private readyResolve!: (info: ReadyInfo) => void;
+  private readyReject!: (error: PlayerError) => void;
   private readonly readyPromise: Promise<ReadyInfo>;
+  /** Settled: resolved with the frame's ready info, or rejected with why it cannot be ready. */
   private isReady = false;
   private destroyed = false;
+  private destroying: Promise<void> | undefined;
 
   constructor(
     private readonly iframe: HTMLIFrameElement,
@@ -48,18 +52,26 @@ export class ShoalFrameClient {
     private readonly win: Window = window,
   ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.readyPromise = new Promise((resolve) => (this.readyResolve = resolve));
+    this.readyPromise = new Promise((resolve, reject) => {
+      this.readyResolve = resolve;
+      this.readyReject = reject;
+    });
+    // A host that never calls ready() must not see an unhandled rejection when the frame fails.
+    this.readyPromise.catch(() => undefined);
     this.onMessage = (event) => {
       if (event.source !== this.iframe.contentWindow) return;
       const message = parseFrameMessage(event.data);
       if (!message) return;
       if (message.kind === 'response') {
-        const waiting = this.pending.get(message.id);
+        const waiting = message.id === null ? undefined : this.pending.get(message.id);
         if (!waiting) return;
-        this.pending.delete(message.id);
+        this.pending.delete(message.id!);
         clearTimeout(waiting.timer);
         if (message.ok) waiting.resolve(message.result);
-        else waiting.reject(new PlayerError('FRAME_COMMAND', `${message.error?.code ?? 'ERROR'}: ${message.error?.message ?? 'command failed'}`));
+        else {
+          const frameError = { code: String(message.error?.code ?? 'ERROR'), message: String(message.error?.message ?? 'command failed') };
+          waiting.reject(new PlayerError('FRAME_COMMAND', `${frameError.code}: ${frameError.message}`, { frameError }));
+        }
       } else if (message.kind === 'event') {
         if (message.event === 'ready') this.becomeReady(message.data as ReadyInfo);
         for (const listener of this.listeners.get(message.event) ?? []) listener(message.data);
@@ -73,7 +85,10 @@ export class ShoalFrameClient {
     this.hello();
   }
 
-  /** Resolves once the frame's player is ready, whenever this client was created. */
+  /**
+   * Resolves once the frame's player is ready, whenever this client was created; rejects with
+   * `FRAME_START` (the frame's own code and message in `frameError`) when it could not start.
+   */
   ready(): Promise<ReadyInfo> {
     return this.readyPromise;
   }
@@ -149,6 +164,21 @@ export class ShoalFrameClient {
     return this.send('getState', undefined);
   }
 
+  /** True while playing or buffering to play. */
+  isPlaying(): Promise<boolean> {
+    return this.send('isPlaying', undefined);
+  }
+
+  /** The stream's subtitles and captions; `mode: 'showing'` marks the one on screen. */
+  getCaptions(): Promise<Caption[]> {
+    return this.send('getCaptions', undefined);
+  }
+
+  /** An id from getCaptions(), or null to show none. */
+  setCaption(id: string | null): Promise<void> {
+    return this.send('setCaption', { id }).then(() => undefined);
+  }
+
   getStats(): Promise<PlayerStats> {
     return this.send('getStats', undefined);
   }
@@ -162,14 +192,31 @@ export class ShoalFrameClient {
     return () => set.delete(wrapped);
   }
 
-  destroy(): void {
+  /**
+   * Stops the frame's player (playback, P2P, its tracker connection) and removes it, then stops
+   * this client. Resolves when the frame confirmed; the iframe element stays the host's to remove.
+   */
+  destroy(): Promise<void> {
+    if (this.destroyed) return Promise.resolve();
+    this.destroying ??= this.send('destroy', undefined).then(
+      () => this.detach(),
+      (error: unknown) => {
+        this.detach();
+        throw error;
+      },
+    );
+    return this.destroying;
+  }
+
+  /** Stops this client (listeners, pending commands) and leaves the frame's player running. */
+  detach(): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.win.removeEventListener('message', this.onMessage);
     this.iframe.removeEventListener('load', this.onLoad);
     for (const waiting of this.pending.values()) {
       clearTimeout(waiting.timer);
-      waiting.reject(new PlayerError('FRAME_COMMAND', 'the frame client was destroyed'));
+      waiting.reject(new PlayerError('FRAME_COMMAND', 'the frame client was stopped (destroy() or detach())'));
     }
     this.pending.clear();
     this.listeners.clear();
@@ -183,15 +230,20 @@ export class ShoalFrameClient {
 
   private hello(): void {
     if (this.isReady || this.destroyed) return;
-    // Unanswered while the frame is still loading: its `ready` event or the next load covers that.
     this.send('hello', undefined).then(
       (info) => this.becomeReady(info),
-      () => undefined,
+      (error: PlayerError) => {
+        // Unanswered while the frame is still loading: its `ready` event or the next load covers
+        // that. An answer that refuses says the player cannot be ready (it failed to start).
+        if (this.isReady || !error.frameError) return;
+        this.isReady = true;
+        this.readyReject(new PlayerError('FRAME_START', `${error.frameError.code}: ${error.frameError.message}`, { frameError: error.frameError }));
+      },
     );
   }
 
   private send<C extends FrameCommand>(command: C, args: CommandArgs[C]): Promise<CommandResults[C]> {
-    if (this.destroyed) return Promise.reject(new PlayerError('FRAME_COMMAND', 'the frame client was destroyed'));
+    if (this.destroyed) return Promise.reject(new PlayerError('FRAME_COMMAND', 'the frame client was stopped (destroy() or detach())'));
     const target = this.iframe.contentWindow;
     if (!target) return Promise.reject(new PlayerError('FRAME_COMMAND', 'the iframe is not attached to a document'));
     const id = this.nextId++;

@@ -1,32 +1,50 @@
 // The iframe embed page (embed.html): a full-window player configured by the query string,
-// controlled by the host page through the postMessage protocol of frame-protocol.ts.
+// controlled by the host page through the postMessage protocol of frame-protocol.ts. Every
+// command gets an answer: a result, the player's refusal, an unknown command named with the list
+// of known ones, or (when the player could not start, or was destroyed) the reason it cannot act.
 import { optionsFromQuery } from './embed-attributes.js';
 import { PlayerError } from './errors.js';
+import { commandHandlers, type CommandHandlers } from './frame-commands.js';
+import { forwardPlayerEvents } from './frame-events.js';
 import {
+  frameCommands,
+  isFrameCommand,
   parseFrameMessage,
   protocolTag,
-  type CommandArgs,
   type CommandMessage,
-  type CommandResults,
-  type FrameCommand,
   type FrameEvent,
   type FrameEventData,
-  type PlaybackStatus,
   type ReadyInfo,
   type ResponseMessage,
 } from './frame-protocol.js';
-import { playbackStateEvents } from './playback-state.js';
 import { ShoalPlayer } from './player.js';
 
 export interface EmbedFrame {
-  player: ShoalPlayer | null;
+  /** null when the player could not start, and after the host's `destroy` command. */
+  readonly player: ShoalPlayer | null;
   destroy(): void;
 }
 
-const statsIntervalMs = 1_000;
-const statusIntervalMs = 500;
+type ErrorInfo = NonNullable<ResponseMessage['error']>;
 
-type Handlers = { [C in FrameCommand]: (args: Partial<NonNullable<CommandArgs[C]>>) => CommandResults[C] | Promise<CommandResults[C]> };
+/** An error as the protocol carries it: its code, and its words without the code in front. */
+function errorInfo(error: unknown): ErrorInfo {
+  if (error instanceof PlayerError) return { code: error.code, message: error.detail };
+  if (error instanceof Error) return { code: error.name || 'Error', message: error.message };
+  return { code: 'UNKNOWN', message: String(error) };
+}
+
+/** Why a message cannot run: not a known command, or no usable id. Undefined when it can. */
+function malformation(message: CommandMessage): PlayerError | undefined {
+  if (typeof message.command !== 'string') {
+    return new PlayerError('INVALID_COMMAND', `a command needs its name as a string in \`command\`, got ${JSON.stringify(message.command) ?? 'nothing'}`);
+  }
+  if (!isFrameCommand(message.command)) {
+    return new PlayerError('UNKNOWN_COMMAND', `${JSON.stringify(message.command)} is not a command of this player; the commands are ${frameCommands.join(', ')}`);
+  }
+  if (message.id === null) return new PlayerError('INVALID_COMMAND', `${message.command}: a command needs a numeric \`id\`, which its answer carries back`);
+  return undefined;
+}
 
 export function startEmbedFrame(container: Element = document.body, win: Window = window): EmbedFrame {
   const query = new URLSearchParams(win.location.search);
@@ -37,53 +55,42 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
   };
   const emit = <E extends FrameEvent>(event: E, data?: FrameEventData[E]) => post({ shoal: protocolTag, kind: 'event', event, data });
 
-  let player: ShoalPlayer;
+  let player: ShoalPlayer | null = null;
+  let handlers: CommandHandlers | undefined;
+  // Set when the player cannot act: it failed to start, or the host destroyed it.
+  let unavailable: PlayerError | undefined;
+  let notice: HTMLElement | undefined;
+  let stopEvents = () => {};
+
+  const destroyPlayer = () => {
+    stopEvents();
+    player?.destroy();
+    player = null;
+    handlers = undefined;
+    notice?.remove();
+    unavailable ??= new PlayerError('DESTROYED', 'the player in this frame was destroyed (the destroy command); load the frame again to play');
+  };
+
   try {
-    player = new ShoalPlayer(container, { ...optionsFromQuery(query), fluid: false, videojsOptions: { fill: true } });
+    const options = optionsFromQuery(query);
+    if (options.title !== undefined) win.document.title = options.title;
+    player = new ShoalPlayer(container, { ...options, fluid: false, videojsOptions: { fill: true } });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const notice = document.createElement('p');
+    const info = errorInfo(error);
+    unavailable = new PlayerError('FRAME_START', `${info.code}: ${info.message}`, { frameError: info });
+    notice = document.createElement('p');
     notice.className = 'shoal-frame-error';
-    notice.textContent = `This player could not start: ${message}`;
+    notice.textContent = `This player could not start: ${info.message}`;
     container.append(notice);
-    emit('error', { code: error instanceof PlayerError ? error.code : 'UNKNOWN', message });
-    return { player: null, destroy: () => notice.remove() };
+    emit('error', info);
   }
 
-  const readyInfo = (): ReadyInfo => ({ src: player.options.src, p2p: player.plan.p2p, playback: player.plan.playback });
-  const whenReady = new Promise<ReadyInfo>((resolve) => player.videojs.ready(() => resolve(readyInfo())));
-  const status = (): PlaybackStatus => ({
-    state: player.getState(),
-    currentTime: player.getCurrentTime(),
-    duration: player.getDuration(),
-    volume: player.getVolume(),
-    muted: player.isMuted(),
-    playbackRate: player.getPlaybackRate(),
-    resolutionId: player.getResolutions().find((resolution) => resolution.active)?.id ?? null,
-  });
-  const handlers: Handlers = {
-    hello: () => whenReady,
-    play: () => player.play().then(() => null),
-    pause: () => (player.pause(), null),
-    seek: ({ time }) => (player.seek(Number(time)), null),
-    getCurrentTime: () => player.getCurrentTime(),
-    getDuration: () => player.getDuration(),
-    setVolume: ({ volume }) => (player.setVolume(Number(volume)), null),
-    getVolume: () => player.getVolume(),
-    mute: () => (player.setMuted(true), null),
-    unmute: () => (player.setMuted(false), null),
-    isMuted: () => player.isMuted(),
-    setPlaybackRate: ({ rate }) => (player.setPlaybackRate(Number(rate)), null),
-    getPlaybackRate: () => player.getPlaybackRate(),
-    getPlaybackRates: () => player.getPlaybackRates(),
-    getResolutions: () => player.getResolutions(),
-    setResolution: ({ id }) => (player.setResolution(Number(id)), null),
-    getState: () => player.getState(),
-    getStats: () => player.getStats(),
-  };
   const run = async (message: CommandMessage): Promise<unknown> => {
+    const problem = malformation(message);
+    if (problem) throw problem;
+    if (!handlers) throw unavailable!;
     const args = typeof message.args === 'object' && message.args !== null ? message.args : {};
-    return (handlers[message.command] as (args: object) => unknown)(args);
+    return (handlers[message.command as keyof CommandHandlers] as (args: object) => unknown)(args);
   };
   const onMessage = (event: MessageEvent) => {
     if (event.source !== win.parent) return;
@@ -93,57 +100,32 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
       post({ shoal: protocolTag, kind: 'response', id: message.id, ...response }, event.origin === 'null' ? '*' : event.origin);
     run(message).then(
       (result) => reply({ ok: true, result: result ?? null }),
-      (error: unknown) =>
-        reply({
-          ok: false,
-          error: {
-            code: error instanceof PlayerError ? error.code : error instanceof Error ? error.name : 'FRAME_COMMAND',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        }),
+      (error: unknown) => {
+        // A start-up failure is answered with the start-up error itself: its code and words.
+        const info = error instanceof PlayerError && error.frameError ? error.frameError : errorInfo(error);
+        reply({ ok: false, error: info });
+      },
     );
   };
   win.addEventListener('message', onMessage);
 
-  for (const name of ['playing', 'pause', 'ended'] as const) player.on(name, () => emit(name));
-  player.on('error', () => {
-    const error = player.videojs.error();
-    emit('error', { code: `MEDIA_ERR_${error?.code ?? 0}`, message: error?.message ?? 'playback failed' });
-  });
-  let lastState = player.getState();
-  const checkState = () => {
-    const state = player.getState();
-    if (state === lastState) return;
-    lastState = state;
-    emit('statechange', { state });
-  };
-  for (const name of playbackStateEvents) player.on(name, checkState);
-  player.on('volumechange', () => emit('volumechange', { volume: player.getVolume(), muted: player.isMuted() }));
-  player.on('ratechange', () => emit('ratechange', { playbackRate: player.getPlaybackRate() }));
-  let lastResolutions = '';
-  const checkResolutions = () => {
-    const resolutions = player.getResolutions();
-    const text = JSON.stringify(resolutions);
-    if (text === lastResolutions) return;
-    lastResolutions = text;
-    emit('resolutionchange', { resolutions });
-  };
-  player.on('shoallevels', checkResolutions);
-  player.on('shoalsession', checkResolutions);
-
-  const statsTimer = win.setInterval(() => emit('stats', player.getStats()), statsIntervalMs);
-  const statusTimer = win.setInterval(() => {
-    checkState();
-    emit('status', status());
-  }, statusIntervalMs);
-  void whenReady.then((info) => emit('ready', info));
+  if (player) {
+    const started = player;
+    const readyInfo = (): ReadyInfo => ({ src: started.options.src, p2p: started.plan.p2p, playback: started.plan.playback });
+    const whenReady = new Promise<ReadyInfo>((resolve) => started.videojs.ready(() => resolve(readyInfo())));
+    handlers = commandHandlers(started, whenReady, destroyPlayer);
+    stopEvents = forwardPlayerEvents(started, emit, win);
+    void whenReady.then((info) => {
+      if (player === started) emit('ready', info);
+    });
+  }
   return {
-    player,
+    get player() {
+      return player;
+    },
     destroy() {
-      win.clearInterval(statsTimer);
-      win.clearInterval(statusTimer);
+      destroyPlayer();
       win.removeEventListener('message', onMessage);
-      player.destroy();
     },
   };
 }
