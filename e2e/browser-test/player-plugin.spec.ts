@@ -1,7 +1,8 @@
 // The video.js plugin in real Chromium: a page that builds its own video.js player (video.js's
 // full build, loaded with a script tag) adds Shoal with `player.shoal()`, plays the live stream,
 // shares it over P2P with a ShoalPlayer page, and a quality picker written against video.js's
-// own `qualityLevels()` API sees Shoal's renditions and switches them.
+// own `qualityLevels()` API sees Shoal's renditions and switches them. The stream's subtitle
+// renditions are in video.js's captions menu, and the one picked there shows its cues.
 import { expect, test, type Page } from '@playwright/test';
 import { startDemoStack, type DemoStack } from '../src/demo-stack.js';
 import { waitForPlaybackAdvance } from '../src/page-probes.js';
@@ -109,4 +110,40 @@ test('a page’s own video.js player plays with the Shoal plugin, shares over P2
     await playerViewer.context().close();
     await pluginViewer.context().close();
   }
+});
+
+test('the plugin puts the stream’s subtitles in video.js’s captions menu, and the one picked there shows its cues', async ({ page }) => {
+  await page.goto(`${stack.pages.url}/videojs-plugin.html?stream=vod&p2p=0`);
+  await waitForPlaybackAdvance(page, 1);
+  const showing = () =>
+    page.evaluate(() => {
+      const player = (window as unknown as { videojs: { getPlayer(id: string): { textTracks(): ArrayLike<TextTrack> } } }).videojs.getPlayer('video');
+      const tracks = player.textTracks();
+      return Array.from({ length: tracks.length }, (_, index) => tracks[index]!).filter((track) => track.mode === 'showing').map((track) => track.label);
+    });
+  /** The cue on screen, and the segment playing (segment n is seconds 2n to 2n + 2; cue n names it). */
+  const onScreen = () =>
+    page.evaluate(() => ({
+      cue: [...document.querySelectorAll('.vjs-text-track-display .vjs-text-track-cue')].map((cue) => cue.textContent).join(' | '),
+      segment: Math.floor(document.querySelector('video')!.currentTime / 2),
+    }));
+  const pick = async (label: string) => {
+    await page.locator('.video-js').hover();
+    await page.locator('div.vjs-subs-caps-button').hover();
+    await page.locator('div.vjs-subs-caps-button .vjs-menu-item', { hasText: label }).click();
+  };
+
+  // video.js's own menu lists hls.js's two renditions beside its "off" and settings items.
+  await expect(page.locator('div.vjs-subs-caps-button')).toBeVisible();
+  await expect(page.locator('.vjs-subs-caps-button .vjs-menu-item .vjs-menu-item-text')).toContainText(['English', 'Français']);
+  expect(await showing()).toEqual([]);
+  await pick('English');
+  expect(await showing()).toEqual(['English']);
+  await expect.poll(async () => (await onScreen()).cue, { timeout: 20_000 }).toMatch(/^English cue \d+$/);
+  const english = await onScreen();
+  expect(Math.abs(Number(/\d+$/.exec(english.cue)![0]) - english.segment)).toBeLessThanOrEqual(1);
+  await pick('Français');
+  expect(await showing()).toEqual(['Français']);
+  await expect.poll(async () => (await onScreen()).cue, { timeout: 20_000 }).toMatch(/^Sous-titre \d+$/);
+  await expect(page.locator('.vjs-error')).toHaveCount(0);
 });

@@ -6,7 +6,7 @@ import { attachShoal, type ShoalHlsOptions } from '@shoal/hlsjs';
 import Hls from 'hls.js';
 import { create, embedSnippets, type PlayerStats, type ShoalPlayerOptions } from '@shoal/player';
 import { addShoal, registerShoalPlugin, type PlayerShoal, type ShoalPluginOptions } from '@shoal/player/videojs';
-import { ShoalFrameClient, type FrameEventData, type Resolution } from '@shoal/player/frame-client';
+import { ShoalFrameClient, type Caption, type FrameEventData, type Resolution } from '@shoal/player/frame-client';
 import { startTracker } from '@shoal/tracker';
 
 const iceServers: RTCIceServer[] = [...PUBLIC_STUN_SERVERS, { urls: 'turn:turn.example:3478', username: 'u', credential: 'p' }];
@@ -15,10 +15,11 @@ const shoal = attachShoal(new Hls(), hlsOptions);
 const stats: EngineStats = shoal.getStats();
 const bytes: number = stats.httpBytes + stats.p2pBytes;
 
-const playerOptions: ShoalPlayerOptions = { src: 'https://cdn.example/live/master.m3u8', trackers: [], iceServers: [] };
+const playerOptions: ShoalPlayerOptions = { src: 'https://cdn.example/vod/master.m3u8', trackers: [], iceServers: [], start: 90, stop: 120, loop: true, title: 'Launch', subtitle: 'en' };
 const player = create(document.body, playerOptions);
 const playerStats: PlayerStats = player.getStats();
 const resolutions: Resolution[] = player.getResolutions();
+player.setCaption(player.getCaptions()[0]?.id ?? null);
 
 declare const videojs: Parameters<typeof registerShoalPlugin>[0] & Parameters<typeof addShoal>[0];
 registerShoalPlugin(videojs);
@@ -29,6 +30,9 @@ const plugin: PlayerShoal = addShoal(videojs, ownPlayer, pluginOptions);
 const client = new ShoalFrameClient(document.createElement('iframe'));
 client.on('status', (status: FrameEventData['status']) => status.currentTime.toFixed(1));
 const rates: Promise<number[]> = client.getPlaybackRates();
+const captions: Promise<Caption[]> = client.getCaptions();
+client.on('captionchange', ({ captions: list }) => list.filter((caption) => caption.mode === 'showing'));
+const stopped: Promise<void> = client.destroy();
 const snippet: string = embedSnippets({ src: '', trackers: [], scriptUrl: '', frameUrl: '', iceServers }).iframe;
 
-export const used = [infoHash, createWebRtcSignaling, bytes, playerStats, resolutions, plugin, rates, snippet, startTracker];
+export const used = [infoHash, createWebRtcSignaling, bytes, playerStats, resolutions, plugin, rates, captions, stopped, snippet, startTracker];
