@@ -2,7 +2,8 @@
 // `start`, `stop`, `loop`, `controls`, `title` and `subtitle` (the names PeerTube's embed uses),
 // and the same settings as a script-tag embed's data-attributes. Each is checked by what a viewer
 // would see: where playback began (the media element's played ranges), where it paused or started
-// again, the control bar, the title over the video, and the subtitle on screen.
+// again, the control bar, the title over the video, and the subtitle on screen. On the live
+// stream, whose timeline has no fixed start or end, start/stop/loop change nothing.
 import { expect, test, type Frame, type Page } from '@playwright/test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,8 +30,8 @@ function hostPage(name: string, body: string, head = ''): string {
 }
 
 const vod = () => `${stack.origin.url}/vod/master.m3u8`;
-const frameTag = (name: string, params: Record<string, string>) =>
-  `<iframe name="${name}" title="Video player" width="480" height="270" allow="autoplay" src="${stack.pages.url}/lib/shoal-player/embed.html?${new URLSearchParams({ src: vod(), autoplay: '1', muted: '1', ...params })}"></iframe>`;
+const frameTag = (name: string, params: Record<string, string>, src = vod()) =>
+  `<iframe name="${name}" title="Video player" width="480" height="270" allow="autoplay" src="${stack.pages.url}/lib/shoal-player/embed.html?${new URLSearchParams({ src, autoplay: '1', muted: '1', ...params })}"></iframe>`;
 
 async function frameNamed(page: Page, name: string): Promise<Frame> {
   await expect.poll(() => page.frames().some((frame) => frame.name() === name)).toBe(true);
@@ -107,6 +108,25 @@ test('embed.html’s start, stop, loop, controls, title and subtitle parameters 
   expect(looped.currentTime).toBeGreaterThanOrEqual(54.9);
   await expect.poll(async () => (await videoState(looping)).paused).toBe(false);
   for (const [from] of looped.played) expect(from).toBeGreaterThanOrEqual(54.9);
+});
+
+test('on the live stream start, stop and loop change nothing, and the duration is Infinity', async ({ page }) => {
+  const live = `${stack.origin.url}/live/master.m3u8`;
+  await page.goto(
+    hostPage('params-live.html', frameTag('live', { start: '1', stop: '2', loop: '1' }, live), `<script src="${stack.pages.url}/lib/shoal-player/shoal-frame-client.min.js"></script>`),
+  );
+  const frame = await frameNamed(page, 'live');
+  await expect.poll(async () => (await videoState(frame)).currentTime, { timeout: 30_000 }).toBeGreaterThan(0);
+  const first = await videoState(frame);
+  // Live playback begins well past 2 s: a stop there would have paused it at once, a loop sent it back. It plays on.
+  await expect.poll(async () => (await videoState(frame)).currentTime - first.currentTime, { timeout: 30_000 }).toBeGreaterThan(4);
+  expect((await videoState(frame)).paused).toBe(false);
+  const duration = await page.evaluate(async () => {
+    const client = new (window as unknown as { ShoalFrameClient: new (iframe: HTMLIFrameElement) => { ready(): Promise<unknown>; getDuration(): Promise<number> } }).ShoalFrameClient(document.querySelector('iframe')!);
+    await client.ready();
+    return client.getDuration();
+  });
+  expect(duration).toBe(Number.POSITIVE_INFINITY);
 });
 
 test('the script-tag embed takes the same settings as data-attributes', async ({ page }) => {

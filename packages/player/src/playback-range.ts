@@ -14,7 +14,6 @@ export interface PlaybackRange {
 export interface RangePlayer {
   currentTime(): number | undefined;
   currentTime(seconds: number): unknown;
-  duration(): number | undefined;
   play(): unknown;
   pause(): unknown;
   on(event: string, listener: () => void): void;
@@ -22,20 +21,24 @@ export interface RangePlayer {
 }
 
 /**
- * `stop` acts once per pass: a viewer who plays on past it after the pause is not stopped again
- * until playback is brought back before it (a seek, or the loop).
+ * `isLive` says whether the stream is live, undefined while not known (its playlist not read yet);
+ * nothing acts until it is known to be VOD. `stop` acts once per pass: a viewer who plays on past
+ * it after the pause is not stopped again until playback is brought back before it (a seek, or
+ * the loop).
  */
-export function applyPlaybackRange(player: RangePlayer, range: PlaybackRange): void {
+export function applyPlaybackRange(player: RangePlayer, range: PlaybackRange, isLive: () => boolean | undefined): void {
   const { start, stop, loop = false } = range;
   if (start === undefined && stop === undefined && !loop) return;
-  const isVod = () => Number.isFinite(player.duration() ?? Number.NaN) && (player.duration() ?? 0) > 0;
+  const isVod = () => isLive() === false;
   const restart = () => {
     player.currentTime(start ?? 0);
     void Promise.resolve(player.play()).catch(() => undefined);
   };
 
   if (start !== undefined && start > 0) {
-    // hls.js already starts loading there (startPosition); native HLS and a late metadata need the seek.
+    // Not hls.js's startPosition: on a live stream hls.js would read it as a place in the live
+    // window, and whether a stream is live is known only from its playlist. The seek comes before
+    // the first frame plays; it costs the first segment or two, already requested by then.
     player.one('loadedmetadata', () => {
       if (isVod() && Math.abs((player.currentTime() ?? 0) - start) > 0.5) player.currentTime(start);
     });

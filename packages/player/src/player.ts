@@ -49,10 +49,7 @@ export class ShoalPlayer {
     // hls.js plays through ManagedMediaSource where there is one (Safari 17.1+, WebKit), which opens
     // only on a video that offers no remote playback (AirPlay) of its own.
     if ('ManagedMediaSource' in globalThis) video.disableRemotePlayback = true;
-    const { trackers, p2p, iceServers, engineOptions, engineFactory, statsOpen, start, stop, loop, title, subtitle } = this.options;
-    // hls.js loads from `start` at once, rather than from 0 and then again after a seek.
-    const startsLater = start !== undefined && this.options.hlsConfig.startPosition === undefined;
-    const hlsConfig = startsLater ? { ...this.options.hlsConfig, startPosition: start } : this.options.hlsConfig;
+    const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen, start, stop, loop, title, subtitle } = this.options;
     this.videojs = videojs(video, {
       controls: this.options.controls,
       // 'any' falls back to muted autoplay where the browser blocks sound.
@@ -73,7 +70,7 @@ export class ShoalPlayer {
       capabilities,
     );
     this.plan = this.shoal.plan;
-    applyPlaybackRange(this.videojs, { start, stop, loop });
+    applyPlaybackRange(this.videojs, { start, stop, loop }, () => this.isLive());
     if (title !== undefined) installTitleBar(this.videojs, title);
     if (subtitle !== undefined) preferCaptionLanguage(this.captionHost, subtitle);
     if (this.plan.playback === 'none') {
@@ -122,6 +119,7 @@ export class ShoalPlayer {
 
   /** Seconds; 0 before the stream's metadata, Infinity for live. */
   getDuration(): number {
+    if (this.isLive()) return Number.POSITIVE_INFINITY;
     const duration = this.videojs.duration() ?? 0;
     return Number.isNaN(duration) ? 0 : duration;
   }
@@ -174,6 +172,18 @@ export class ShoalPlayer {
 
   getState(): PlaybackState {
     return playbackStateOf(this.videojs);
+  }
+
+  /**
+   * Whether the stream is live: from hls.js's playlist (a live stream's duration there is the
+   * window's end, not Infinity), or the element's Infinity duration when the browser plays it;
+   * undefined before the playlist is read.
+   */
+  isLive(): boolean | undefined {
+    const hls = this.hls;
+    if (hls) return hls.latestLevelDetails?.live;
+    const duration = this.videojs.el()?.querySelector('video')?.duration ?? Number.NaN;
+    return Number.isNaN(duration) ? undefined : duration === Number.POSITIVE_INFINITY;
   }
 
   /** True while playing or buffering to play; false when paused, ended or not started. */
