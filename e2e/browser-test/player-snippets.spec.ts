@@ -38,8 +38,9 @@ interface RecordedConnection {
 }
 
 test.beforeEach(async ({ context }) => {
-  // In every frame: the configuration each RTCPeerConnection was created with, and the candidate
-  // types of its local description.
+  // In every frame: the configuration each RTCPeerConnection that made an offer or an answer was
+  // created with, and the candidate types of its local description. (Signaling first makes and
+  // closes one with no servers, to learn whether WebRTC works here: it describes nothing.)
   await context.addInitScript(() => {
     const connections: RTCPeerConnection[] = [];
     const Original = window.RTCPeerConnection;
@@ -51,10 +52,12 @@ test.beforeEach(async ({ context }) => {
     } as typeof RTCPeerConnection;
     Object.assign(window, {
       recordedConnections: () =>
-        connections.map((connection) => ({
-          iceServers: connection.getConfiguration().iceServers,
-          candidateTypes: [...(connection.localDescription?.sdp ?? '').matchAll(/ typ (\w+)/g)].map((match) => match[1]),
-        })),
+        connections
+          .filter((connection) => connection.localDescription !== null)
+          .map((connection) => ({
+            iceServers: connection.getConfiguration().iceServers,
+            candidateTypes: [...(connection.localDescription?.sdp ?? '').matchAll(/ typ (\w+)/g)].map((match) => match[1]),
+          })),
     });
   });
 });
@@ -66,7 +69,7 @@ async function frameOf(page: Page): Promise<Frame> {
   return page.frames().find((frame) => frame.url().includes('/embed.html'))!;
 }
 
-test('the snippets carry ICE servers (STUN + TURN with credentials) to every RTCPeerConnection of the script-tag embed and the iframe, under the documented CSP', async ({ page }) => {
+test('the snippets carry ICE servers (STUN + TURN with credentials) to every connection to a peer of the script-tag embed and the iframe, under the documented CSP', async ({ page }) => {
   const iceServers = [
     { urls: `stun:127.0.0.1:${turn.port}` },
     { urls: `turn:127.0.0.1:${turn.port}?transport=udp`, username: turn.username, credential: turn.credential },
