@@ -46,6 +46,16 @@ function malformation(message: CommandMessage): PlayerError | undefined {
   return undefined;
 }
 
+/** Says where the player would be why it could not start; returns the notice and the error commands get. */
+function startFailure(container: Element, error: unknown): { notice: HTMLElement; info: ErrorInfo; unavailable: PlayerError } {
+  const info = errorInfo(error);
+  const notice = document.createElement('p');
+  notice.className = 'shoal-frame-error';
+  notice.textContent = `This player could not start: ${info.message}`;
+  container.append(notice);
+  return { notice, info, unavailable: new PlayerError('FRAME_START', `${info.code}: ${info.message}`, { frameError: info }) };
+}
+
 export function startEmbedFrame(container: Element = document.body, win: Window = window): EmbedFrame {
   const query = new URLSearchParams(win.location.search);
   // Events carry no secrets, so they go to any parent unless the host pins its origin (?origin=).
@@ -76,13 +86,9 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
     if (options.title !== undefined) win.document.title = options.title;
     player = new ShoalPlayer(container, { ...options, fluid: false, videojsOptions: { fill: true } });
   } catch (error) {
-    const info = errorInfo(error);
-    unavailable = new PlayerError('FRAME_START', `${info.code}: ${info.message}`, { frameError: info });
-    notice = document.createElement('p');
-    notice.className = 'shoal-frame-error';
-    notice.textContent = `This player could not start: ${info.message}`;
-    container.append(notice);
-    emit('error', info);
+    const failure = startFailure(container, error);
+    ({ notice, unavailable } = failure);
+    emit('error', failure.info);
   }
 
   const run = async (message: CommandMessage): Promise<unknown> => {

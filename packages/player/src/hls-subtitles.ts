@@ -4,7 +4,7 @@
 // rendition and hands the cues over; this module owns the tracks, adds the cues, and tells hls.js
 // which rendition to load when a viewer (or setCaption) picks a track.
 import Hls from 'hls.js';
-import type { CuesParsedData, NonNativeTextTrack } from 'hls.js';
+import type { CuesParsedData, NonNativeTextTrack, SubtitleTrackSwitchData } from 'hls.js';
 import type { TextTrackListLike } from './captions.js';
 
 /** What this module needs of a video.js tech (or player): its text track list and remote tracks. */
@@ -28,47 +28,58 @@ export interface SubtitleBinding {
 /** hls.js names a subtitle rendition's cues 'default' (the DEFAULT=YES one) or 'subtitles<index>'. */
 export const cueTrackName = (track: Pick<NonNativeTextTrack, 'default'>, index: number) => (track.default ? 'default' : `subtitles${index}`);
 
+/** Binds one hls.js instance to one tech's text tracks until `dispose`. */
 export function bindSubtitles(hls: Hls, owner: TextTrackOwner): SubtitleBinding {
-  const owned = new Map<string, OwnedTrack>();
-  let disposed = false;
+  return new SubtitleTracks(hls, owner);
+}
 
-  const remove = (name: string) => {
-    const entry = owned.get(name);
-    owned.delete(name);
-    if (!entry) return;
-    try {
-      owner.removeRemoteTextTrack(entry.track);
-    } catch {
-      // The tech is already gone (the player was disposed): so are its tracks.
-    }
-  };
-  const add = (name: string, found: NonNativeTextTrack, hlsIndex: number | null) => {
-    const language = found.subtitleTrack?.lang ?? found.closedCaptions?.lang ?? '';
-    const kind = found.kind === 'captions' ? 'captions' : 'subtitles';
-    const label = String(found.label || language || name);
-    const { track } = owner.addRemoteTextTrack({ kind, label, language, id: `shoal-${name}` }, true);
-    owned.set(name, { track, hlsIndex, cueIds: new Set() });
-    if (hlsIndex !== null && hlsIndex === hls.subtitleTrack) track.mode = 'showing';
-  };
+class SubtitleTracks implements SubtitleBinding {
+  /** By hls.js's name for the track's cues. */
+  private readonly owned = new Map<string, OwnedTrack>();
+  private readonly list: TextTrackListLike;
+  private selectionQueued = false;
+  private disposed = false;
 
-  const onTracksFound = (_event: string, { tracks }: { tracks: NonNativeTextTrack[] }) => {
-    if (disposed) return;
+  constructor(
+    private readonly hls: Hls,
+    private readonly owner: TextTrackOwner,
+  ) {
+    hls.on(Hls.Events.NON_NATIVE_TEXT_TRACKS_FOUND, this.onTracksFound);
+    hls.on(Hls.Events.CUES_PARSED, this.onCues);
+    hls.on(Hls.Events.SUBTITLE_TRACK_SWITCH, this.onSwitch);
+    this.list = owner.textTracks();
+    this.list.addEventListener('change', this.onTrackChange);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.hls.off(Hls.Events.NON_NATIVE_TEXT_TRACKS_FOUND, this.onTracksFound);
+    this.hls.off(Hls.Events.CUES_PARSED, this.onCues);
+    this.hls.off(Hls.Events.SUBTITLE_TRACK_SWITCH, this.onSwitch);
+    this.list.removeEventListener('change', this.onTrackChange);
+    for (const name of [...this.owned.keys()]) this.remove(name);
+  }
+
+  private readonly onTracksFound = (_event: string, { tracks }: { tracks: NonNativeTextTrack[] }) => {
+    if (this.disposed) return;
     // A list of subtitle renditions replaces the previous one (another SUBTITLES group); in-band
     // captions come one at a time, keyed by hls.js's own id.
     if (tracks.some((found) => found.subtitleTrack)) {
-      for (const [name, entry] of owned) if (entry.hlsIndex !== null) remove(name);
+      for (const [name, entry] of this.owned) if (entry.hlsIndex !== null) this.remove(name);
     }
     tracks.forEach((found, index) => {
-      if (found.subtitleTrack) add(cueTrackName(found, index), found, index);
-      else if (found._id && !owned.has(found._id)) add(found._id, found, null);
+      if (found.subtitleTrack) this.add(cueTrackName(found, index), found, index);
+      else if (found._id && !this.owned.has(found._id)) this.add(found._id, found, null);
     });
     // A track may have been turned on as it was added (a preferred language), before video.js
     // listened to its mode.
-    onTrackChange();
+    this.onTrackChange();
   };
-  const onCues = (_event: string, { cues, track: name }: CuesParsedData) => {
-    const entry = owned.get(name);
-    if (!entry || disposed) return;
+
+  private readonly onCues = (_event: string, { cues, track: name }: CuesParsedData) => {
+    const entry = this.owned.get(name);
+    if (!entry || this.disposed) return;
     for (const cue of cues as VTTCue[]) {
       // hls.js parses a file again after some seeks: a cue is added once.
       const id = cue.id || `${cue.startTime}-${cue.endTime}-${cue.text}`;
@@ -77,46 +88,52 @@ export function bindSubtitles(hls: Hls, owner: TextTrackOwner): SubtitleBinding 
       entry.track.addCue(cue);
     }
   };
-  // hls.js picked a rendition itself (DEFAULT=YES, subtitlePreference): the menu shows it.
-  const onSwitch = (_event: string, { id }: { id: number }) => {
-    for (const entry of owned.values()) {
+
+  /** hls.js picked a rendition itself (DEFAULT=YES, subtitlePreference): the menu shows it. */
+  private readonly onSwitch = (_event: string, { id }: SubtitleTrackSwitchData) => {
+    for (const entry of this.owned.values()) {
       if (entry.hlsIndex === null) continue;
       if (entry.hlsIndex === id && entry.track.mode === 'disabled') entry.track.mode = 'showing';
       else if (entry.hlsIndex !== id && entry.track.mode === 'showing') entry.track.mode = 'disabled';
     }
   };
 
-  // A viewer picked a track (video.js's menu turns one on and the others off, one change event
-  // each): once the modes have settled, hls.js loads the chosen rendition, or none.
-  let selectionQueued = false;
-  const applySelection = () => {
-    selectionQueued = false;
-    if (disposed) return;
-    const subtitles = [...owned.values()].filter((entry) => entry.hlsIndex !== null);
-    const chosen = subtitles.find((entry) => entry.track.mode === 'showing') ?? subtitles.find((entry) => entry.track.mode === 'hidden');
-    const wanted = chosen?.hlsIndex ?? -1;
-    if (subtitles.length > 0 && hls.subtitleTrack !== wanted) hls.subtitleTrack = wanted;
-  };
-  const onTrackChange = () => {
-    if (selectionQueued) return;
-    selectionQueued = true;
-    queueMicrotask(applySelection);
+  /**
+   * A viewer picked a track (video.js's menu turns one on and the others off, one change each):
+   * once the modes have settled, hls.js loads the chosen rendition, or none.
+   */
+  private readonly onTrackChange = () => {
+    if (this.selectionQueued) return;
+    this.selectionQueued = true;
+    queueMicrotask(() => this.applySelection());
   };
 
-  hls.on(Hls.Events.NON_NATIVE_TEXT_TRACKS_FOUND, onTracksFound);
-  hls.on(Hls.Events.CUES_PARSED, onCues);
-  hls.on(Hls.Events.SUBTITLE_TRACK_SWITCH, onSwitch);
-  const list = owner.textTracks();
-  list.addEventListener('change', onTrackChange);
-  return {
-    dispose() {
-      if (disposed) return;
-      disposed = true;
-      hls.off(Hls.Events.NON_NATIVE_TEXT_TRACKS_FOUND, onTracksFound);
-      hls.off(Hls.Events.CUES_PARSED, onCues);
-      hls.off(Hls.Events.SUBTITLE_TRACK_SWITCH, onSwitch);
-      list.removeEventListener('change', onTrackChange);
-      for (const name of [...owned.keys()]) remove(name);
-    },
-  };
+  private applySelection(): void {
+    this.selectionQueued = false;
+    if (this.disposed) return;
+    const subtitles = [...this.owned.values()].filter((entry) => entry.hlsIndex !== null);
+    const chosen = subtitles.find((entry) => entry.track.mode === 'showing') ?? subtitles.find((entry) => entry.track.mode === 'hidden');
+    const wanted = chosen?.hlsIndex ?? -1;
+    if (subtitles.length > 0 && this.hls.subtitleTrack !== wanted) this.hls.subtitleTrack = wanted;
+  }
+
+  private add(name: string, found: NonNativeTextTrack, hlsIndex: number | null): void {
+    const language = found.subtitleTrack?.lang ?? found.closedCaptions?.lang ?? '';
+    const kind = found.kind === 'captions' ? 'captions' : 'subtitles';
+    const label = String(found.label || language || name);
+    const { track } = this.owner.addRemoteTextTrack({ kind, label, language, id: `shoal-${name}` }, true);
+    this.owned.set(name, { track, hlsIndex, cueIds: new Set() });
+    if (hlsIndex !== null && hlsIndex === this.hls.subtitleTrack) track.mode = 'showing';
+  }
+
+  private remove(name: string): void {
+    const entry = this.owned.get(name);
+    this.owned.delete(name);
+    if (!entry) return;
+    try {
+      this.owner.removeRemoteTextTrack(entry.track);
+    } catch {
+      // The tech is already gone (the player was disposed): so are its tracks.
+    }
+  }
 }
