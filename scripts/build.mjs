@@ -48,6 +48,9 @@ const target = process.argv[2]?.replace(/\/+$/, '');
 if (target === undefined) {
   // Taken before building: a file changed meanwhile makes the next `npm run setup` build again.
   const sources = buildFingerprint();
+  // Rollup writes over what it builds and leaves the rest: a module that moved away (core's testing
+  // kit went to @shoal/sim) would linger in dist and be packed.
+  for (const dir of Object.keys(publishable)) if (dir !== 'tracker') rmSync(`${root}${dir}/dist`, { recursive: true, force: true });
   run('rollup', ['-c', 'rollup.config.js', '--silent']);
   await hlsjsBrowserBundle();
   run('tsc', ['-b', 'tracker', 'e2e', 'sim']);
