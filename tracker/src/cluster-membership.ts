@@ -10,7 +10,7 @@
 // ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
 
 import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
-import { Connection } from './message-handler.js';
+import { Connection } from './connection.js';
 
 /** How nodes reach each other. Implementations frame messages with the sender's id. */
 export interface ClusterBus {

@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import { RedisBus } from './redis-bus.js';
 import type { SwarmRegistry } from './swarm-registry.js';
 import { ThreadBus } from './thread-bus.js';
-import type { Connection } from './message-handler.js';
+import type { Connection } from './connection.js';
 import type { SiblingStats } from './worker-stats.js';
 
 /** Where a worker thread sits among its siblings (set by worker-entry.ts). */

@@ -7,5 +7,6 @@ export type { TrackerStats } from './stats.js';
 export { UWS_CANDIDATES, UwsLoadError } from './uws-loader.js';
 export { binaryIdToHex, hexToBinaryId, isBinaryId } from './protocol.js';
 export { SwarmRegistry, Swarm, type PeerEntry, type AnnounceEvent } from './swarm-registry.js';
-export { MessageHandler, Connection, type ClientSocket, type MessageHandlerOptions } from './message-handler.js';
+export { MessageHandler, type MessageHandlerOptions } from './message-handler.js';
+export { Connection, type ClientSocket } from './connection.js';
 

@@ -2,22 +2,13 @@
 // announce/answer/scrape, offer and answer relay. The server adapter (uWS) only moves text
 // frames in and out and reports closes.
 
+import type { Connection } from './connection.js';
 import { readFrame } from './frame-reader.js';
-import { FrameWriter, framePart } from './frame-writer.js';
+import { OutgoingFrames, failureFrame } from './outgoing-frames.js';
 import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
+import { isAbusive, secondsUntilToken, takeTokens } from './rate-limit.js';
 import { routingOf } from './request-routing.js';
-import { SwarmRegistry, type PeerEntry } from './swarm-registry.js';
-
-/** The socket as the handler sees it. */
-export interface ClientSocket {
-  /**
-   * Sends one text frame, given as a string or as its UTF-8 bytes (valid only during the call:
-   * copy them to keep them); returns false when the socket was over its backpressure limit.
-   */
-  send(frame: string | Uint8Array): boolean;
-  /** Closes with a WebSocket close code and a short reason. */
-  close(code: number, reason: string): void;
-}
+import { SwarmRegistry } from './swarm-registry.js';
 
 /** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
 export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
@@ -32,63 +23,6 @@ export interface MessageHandlerOptions {
   messagesPerSecond: number;
   messageBurst: number;
   filter?: AnnounceFilter | undefined;
-}
-
-/**
- * One client connection: the handler's per-socket state. The server adapter extends it with
- * the actual socket (send/close), so each connection is a single object. Memory per peer
- * matters here: most connections join one swarm, so the map is only made for a second one.
- */
-export abstract class Connection implements ClientSocket {
-  tokens = 0;
-  refilledMs = 0;
-  closed = false;
-  private onlyPeer: PeerEntry<Connection> | null = null;
-  private peersByInfoHash: Map<string, PeerEntry<Connection>> | null = null;
-  constructor(
-    readonly ip: string,
-    readonly origin: string,
-  ) {}
-
-  abstract send(frame: string | Uint8Array): boolean;
-  abstract close(code: number, reason: string): void;
-
-  /** This connection's peer in a swarm. */
-  peerIn(infoHash: string): PeerEntry<Connection> | undefined {
-    if (this.peersByInfoHash) return this.peersByInfoHash.get(infoHash);
-    return this.onlyPeer?.swarm.infoHash === infoHash ? this.onlyPeer : undefined;
-  }
-
-  get swarmCount(): number {
-    return this.peersByInfoHash ? this.peersByInfoHash.size : this.onlyPeer ? 1 : 0;
-  }
-
-  addPeer(peer: PeerEntry<Connection>): void {
-    if (this.peersByInfoHash) {
-      this.peersByInfoHash.set(peer.swarm.infoHash, peer);
-    } else if (!this.onlyPeer || this.onlyPeer.swarm.infoHash === peer.swarm.infoHash) {
-      this.onlyPeer = peer;
-    } else {
-      this.peersByInfoHash = new Map([[this.onlyPeer.swarm.infoHash, this.onlyPeer], [peer.swarm.infoHash, peer]]);
-      this.onlyPeer = null;
-    }
-  }
-
-  /** Forgets `peer` if it is still this connection's peer in its swarm. */
-  dropPeer(peer: PeerEntry<Connection>): void {
-    const infoHash = peer.swarm.infoHash;
-    if (this.peersByInfoHash) {
-      if (this.peersByInfoHash.get(infoHash) === peer) this.peersByInfoHash.delete(infoHash);
-    } else if (this.onlyPeer === peer) {
-      this.onlyPeer = null;
-    }
-  }
-
-  /** A snapshot, safe to iterate while peers are removed. */
-  allPeers(): PeerEntry<Connection>[] {
-    if (this.peersByInfoHash) return [...this.peersByInfoHash.values()];
-    return this.onlyPeer ? [this.onlyPeer] : [];
-  }
 }
 
 export interface MessageCounters {
@@ -110,18 +44,6 @@ export const CLOSE_POLICY = 1008;
 const INVALID_MESSAGE_COST = 5;
 const textDecoder = new TextDecoder();
 
-// Constant parts of the frames the handler relays, in bittorrent-tracker's key order.
-const RESPONSE_START = framePart('{"action":"announce","interval":');
-const RESPONSE_INFO_HASH = framePart(',"info_hash":');
-const RESPONSE_COMPLETE = framePart(',"complete":');
-const RESPONSE_INCOMPLETE = framePart(',"incomplete":');
-const OFFER_START = framePart('{"action":"announce","offer":');
-const ANSWER_START = framePart('{"action":"announce","answer":');
-const RELAY_OFFER_ID = framePart(',"offer_id":');
-const RELAY_PEER_ID = framePart(',"peer_id":');
-const RELAY_INFO_HASH = framePart(',"info_hash":');
-const FRAME_END = framePart('}');
-
 export class MessageHandler {
   readonly registry = new SwarmRegistry<Connection>();
   readonly counters: MessageCounters = {
@@ -140,7 +62,7 @@ export class MessageHandler {
   allowedInfoHashes: ReadonlySet<string> | null = null;
   private readonly options: MessageHandlerOptions;
   private readonly intervalSec: number;
-  private readonly writer = new FrameWriter();
+  private readonly frames = new OutgoingFrames();
   private readonly parseLimits: { maxOffers: number; maxScrapeInfoHashes: number };
 
   constructor(options: MessageHandlerOptions) {
@@ -221,18 +143,11 @@ export class MessageHandler {
   }
 
   private takeToken(connection: Connection, nowMs: number, cost: number): boolean {
-    const { messagesPerSecond, messageBurst } = this.options;
-    if (messagesPerSecond <= 0) return true;
-    const elapsedMs = nowMs - connection.refilledMs;
-    if (elapsedMs > 0) {
-      connection.tokens = Math.min(messageBurst, connection.tokens + (elapsedMs * messagesPerSecond) / 1000);
-      connection.refilledMs = nowMs;
-    }
-    connection.tokens -= cost;
-    if (connection.tokens >= 0) return true;
+    if (this.options.messagesPerSecond <= 0) return true;
+    if (takeTokens(connection, this.options, nowMs, cost)) return true;
     this.counters.rateLimited++;
     // Keeps sending after being told: the debt grows past a full burst and the socket goes.
-    if (connection.tokens < -messageBurst) {
+    if (isAbusive(connection, this.options)) {
       this.counters.abusersClosed++;
       connection.close(CLOSE_POLICY, 'rate limit exceeded');
       this.handleClose(connection);
@@ -246,8 +161,7 @@ export class MessageHandler {
    */
   private refuseRateLimited(connection: Connection, frame: string | Uint8Array): void {
     const { action, infoHash } = routingOf(frame);
-    const waitSec = Math.max(1, Math.ceil((1 - connection.tokens) / this.options.messagesPerSecond));
-    this.fail(connection, 'rate limit exceeded: slow down', action, infoHash, waitSec);
+    this.fail(connection, 'rate limit exceeded: slow down', action, infoHash, secondsUntilToken(connection, this.options));
   }
 
   private announce(connection: Connection, request: AnnounceRequest, nowMs: number): void {
@@ -284,41 +198,12 @@ export class MessageHandler {
     }
 
     const swarm = result.swarm;
-    const writer = this.writer;
-    connection.send(
-      writer
-        .begin()
-        .part(RESPONSE_START)
-        .integer(this.intervalSec)
-        .part(RESPONSE_INFO_HASH)
-        .binaryId(infoHash)
-        .part(RESPONSE_COMPLETE)
-        .integer(swarm.complete)
-        .part(RESPONSE_INCOMPLETE)
-        .integer(swarm.incomplete)
-        .part(FRAME_END)
-        .frame(),
-    );
-
+    connection.send(this.frames.announceResponse(this.intervalSec, infoHash, swarm.complete, swarm.incomplete));
     if (!peer || request.numwant === 0) return;
     const targets = this.registry.samplePeers(swarm, request.numwant, peer);
     for (let i = 0; i < targets.length; i++) {
       const offer = request.offers[i]!;
-      const target = targets[i]!.owner;
-      target.send(
-        writer
-          .begin()
-          .part(OFFER_START)
-          .slice(offer.offer)
-          .part(RELAY_OFFER_ID)
-          .binaryId(offer.offerId)
-          .part(RELAY_PEER_ID)
-          .binaryId(peerId)
-          .part(RELAY_INFO_HASH)
-          .binaryId(infoHash)
-          .part(FRAME_END)
-          .frame(),
-      );
+      targets[i]!.owner.send(this.frames.offer(offer.offer, offer.offerId, peerId, infoHash));
       this.counters.offersRelayed++;
     }
   }
@@ -350,20 +235,7 @@ export class MessageHandler {
     this.registry.touch(self, nowMs);
     const target = self.swarm.byId.get(request.toPeerId);
     if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
-    target.owner.send(
-      this.writer
-        .begin()
-        .part(ANSWER_START)
-        .slice(request.answer)
-        .part(RELAY_OFFER_ID)
-        .binaryId(request.offerId)
-        .part(RELAY_PEER_ID)
-        .binaryId(request.peerId)
-        .part(RELAY_INFO_HASH)
-        .binaryId(infoHash)
-        .part(FRAME_END)
-        .frame(),
-    );
+    target.owner.send(this.frames.answer(request.answer, request.offerId, request.peerId, infoHash));
     this.counters.answersRelayed++;
   }
 
@@ -383,17 +255,8 @@ export class MessageHandler {
     connection.send(JSON.stringify({ action: 'scrape', files, flags: { min_request_interval: this.intervalSec } }));
   }
 
-  /**
-   * Sends a failure in bittorrent-tracker's shape (action, failure reason, info_hash), plus
-   * `min interval` when the client should wait that many seconds before its next announce.
-   */
   private fail(connection: Connection, reason: string, action?: 'announce' | 'scrape', infoHash?: string, minIntervalSec?: number): void {
     this.counters.failures++;
-    const response: Record<string, string | number> = {};
-    if (action) response.action = action;
-    response['failure reason'] = reason;
-    if (infoHash !== undefined) response.info_hash = infoHash;
-    if (minIntervalSec !== undefined) response['min interval'] = minIntervalSec;
-    connection.send(JSON.stringify(response));
+    connection.send(failureFrame(reason, action, infoHash, minIntervalSec));
   }
 }

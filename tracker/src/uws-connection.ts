@@ -4,7 +4,7 @@
 
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { AddressableConnection } from './cluster-membership.js';
-import { Connection } from './message-handler.js';
+import { Connection } from './connection.js';
 
 export const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_TRY_AGAIN_LATER = 1013;

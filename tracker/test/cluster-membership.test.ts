@@ -5,7 +5,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { ClusterMembership, type AddressableConnection, type ClusterBus } from '../src/cluster-membership.js';
-import { Connection, MessageHandler } from '../src/message-handler.js';
+import { Connection } from '../src/connection.js';
+import { MessageHandler } from '../src/message-handler.js';
 import { binaryId } from './support/ws-peer.js';
 
 class TestConnection extends Connection implements AddressableConnection {

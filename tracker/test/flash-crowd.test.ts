@@ -7,7 +7,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS } from '../src/config.js';
-import { Connection, MessageHandler } from '../src/message-handler.js';
+import { Connection } from '../src/connection.js';
+import { MessageHandler } from '../src/message-handler.js';
 // A plain ESM benchmark module, shared with the command that runs it at scale.
 import { runFlashCrowd, worstConnection } from '../bench/flash-crowd.mjs';
 
