@@ -31,12 +31,104 @@ export type WorkerReport =
   | { kind: 'listening'; url: string; uwsBuild: string; metricsUrl: string | null }
   | { kind: 'closed' }
   | { kind: 'failed'; message: string };
+type Listening = Extract<WorkerReport, { kind: 'listening' }>;
 
 export interface WorkerData {
   options: Partial<TrackerOptions>;
   namespace: string;
   index: number;
   threads: number;
+}
+
+/** The threads of one process, each started, told and (when it dies while serving) restarted here. */
+class ThreadSet {
+  private readonly workers: (Worker | null)[];
+  private closing = false;
+  private readonly closedWaiters = new Set<() => void>();
+  /** Threads that closed their sockets. They are not left to exit on their own: uWS builds do not all free their loop, so a thread ending crashes Node (SIGSEGV/abort) instead of exiting; the process ends them all at once when it exits. */
+  private readonly closedThreads = new Set<number>();
+  private readonly namespace = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+  constructor(
+    private readonly threads: number,
+    private readonly threadOptions: Partial<TrackerOptions>,
+    private readonly logger: Logger,
+  ) {
+    this.workers = new Array<Worker | null>(threads).fill(null);
+  }
+
+  /** Starts every thread; resolves with the first one's report once all listen. */
+  async start(): Promise<Listening> {
+    try {
+      const reports = await Promise.all(Array.from({ length: this.threads }, (_, index) => this.spawn(index)));
+      return reports[0]!;
+    } catch (error) {
+      await this.terminate();
+      throw error;
+    }
+  }
+
+  /** Ends every thread at once, without a drain (a start that failed). */
+  private async terminate(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.workers.map((worker) => worker?.terminate()));
+  }
+
+  send(command: WorkerCommand): void {
+    for (const worker of this.workers) worker?.postMessage(command);
+  }
+
+  /** Tells every thread to drain or close; resolves once every one has closed its sockets. */
+  stop(command: WorkerCommand): Promise<void> {
+    this.closing = true;
+    const done = new Promise<void>((resolve) => {
+      if (this.closedThreads.size === this.threads) return resolve();
+      this.closedWaiters.add(resolve);
+    });
+    this.send(command);
+    return done;
+  }
+
+  private threadClosed(index: number): void {
+    this.closedThreads.add(index);
+    if (this.closedThreads.size === this.threads) for (const done of this.closedWaiters) done();
+  }
+
+  private spawn(index: number): Promise<Listening> {
+    return new Promise((resolve, reject) => {
+      const workerData: WorkerData = { options: this.threadOptions, namespace: this.namespace, index, threads: this.threads };
+      const worker = new Worker(new URL('./worker-entry.js', import.meta.url), { workerData });
+      this.workers[index] = worker;
+      let listening = false;
+      worker.on('message', (report: WorkerReport) => {
+        if (report.kind === 'listening') {
+          listening = true;
+          resolve(report);
+        } else if (report.kind === 'closed') {
+          this.threadClosed(index);
+        } else if (report.kind === 'failed') {
+          reject(new Error(report.message));
+        }
+      });
+      worker.on('error', (error) => {
+        if (!listening) reject(error);
+        else this.logger.error('worker thread failed', { thread: index, error: error instanceof Error ? error.stack ?? error.message : JSON.stringify(error) });
+      });
+      worker.on('exit', (code) => this.exited(index, code, listening));
+    });
+  }
+
+  private exited(index: number, code: number, wasListening: boolean): void {
+    this.workers[index] = null;
+    // Its peers are gone with its sockets: the other threads must forget them now.
+    ThreadBus.announceLost(this.namespace, threadNodeId(this.namespace, index));
+    if (this.closing) return this.threadClosed(index);
+    if (!wasListening) return;
+    this.logger.error('worker thread exited; starting another', { thread: index, code });
+    setTimeout(() => {
+      if (!this.closing) this.spawn(index).catch((error: unknown) => this.logger.error('worker thread restart failed', { thread: index, error: String(error) }));
+    }, 1000).unref();
+  }
 }
 
 export async function startWorkers(partial: Partial<TrackerOptions>, dependencies: { logger?: Logger } = {}): Promise<RunningWorkers> {
@@ -48,84 +140,18 @@ export async function startWorkers(partial: Partial<TrackerOptions>, dependencie
   const port = options.port === 0 ? await findFreePort(options.host) : options.port;
   const metricsPort = options.metricsHost !== null && options.metricsPort === 0 ? await findFreePort(options.metricsHost) : options.metricsPort;
   const { filter: _filter, ...portable } = options;
-  const threadOptions: Partial<TrackerOptions> = { ...portable, port, metricsPort };
-  const namespace = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const workers: (Worker | null)[] = new Array<Worker | null>(threads).fill(null);
-  let closing = false;
-  const closedWaiters = new Set<() => void>();
-  /** Threads that closed their sockets. They are not left to exit on their own: uWS builds do not all free their loop, so a thread ending crashes Node (SIGSEGV/abort) instead of exiting; the process ends them all at once when it exits. */
-  const closedThreads = new Set<number>();
-
-  const spawnThread = (index: number): Promise<Extract<WorkerReport, { kind: 'listening' }>> =>
-    new Promise((resolve, reject) => {
-      const workerData: WorkerData = { options: threadOptions, namespace, index, threads };
-      const worker = new Worker(new URL('./worker-entry.js', import.meta.url), { workerData });
-      workers[index] = worker;
-      let listening = false;
-      worker.on('message', (report: WorkerReport) => {
-        if (report.kind === 'listening') {
-          listening = true;
-          resolve(report);
-        } else if (report.kind === 'closed') {
-          closedThreads.add(index);
-          if (closedThreads.size === threads) for (const done of closedWaiters) done();
-        } else if (report.kind === 'failed') {
-          reject(new Error(report.message));
-        }
-      });
-      worker.on('error', (error) => {
-        if (!listening) reject(error);
-        else logger.error('worker thread failed', { thread: index, error: error instanceof Error ? error.stack ?? error.message : JSON.stringify(error) });
-      });
-      worker.on('exit', (code) => {
-        workers[index] = null;
-        // Its peers are gone with its sockets: the other threads must forget them now.
-        ThreadBus.announceLost(namespace, threadNodeId(namespace, index));
-        if (closing) {
-          closedThreads.add(index);
-          if (closedThreads.size === threads) for (const done of closedWaiters) done();
-          return;
-        }
-        if (!listening) return;
-        logger.error('worker thread exited; starting another', { thread: index, code });
-        setTimeout(() => {
-          if (!closing) spawnThread(index).catch((error: unknown) => logger.error('worker thread restart failed', { thread: index, error: String(error) }));
-        }, 1000).unref();
-      });
-    });
-
-  let first: Extract<WorkerReport, { kind: 'listening' }>;
-  try {
-    const reports = await Promise.all(Array.from({ length: threads }, (_, index) => spawnThread(index)));
-    first = reports[0]!;
-  } catch (error) {
-    closing = true;
-    await Promise.all(workers.map((worker) => worker?.terminate()));
-    throw error;
-  }
+  const set = new ThreadSet(threads, { ...portable, port, metricsPort }, logger);
+  const first = await set.start();
   logger.info('worker threads listening', { threads, url: first.url });
-
-  const stopAll = (command: WorkerCommand): Promise<void> => {
-    closing = true;
-    const done = new Promise<void>((resolve) => {
-      if (closedThreads.size === threads) return resolve();
-      closedWaiters.add(resolve);
-    });
-    for (const worker of workers) worker?.postMessage(command);
-    return done;
-  };
-
   return {
     port,
     url: first.url,
     uwsBuild: first.uwsBuild,
     threads,
     metricsUrl: first.metricsUrl,
-    reload: () => {
-      for (const worker of workers) worker?.postMessage({ kind: 'reload' } satisfies WorkerCommand);
-    },
-    drain: () => stopAll({ kind: 'drain' }),
-    close: () => stopAll({ kind: 'close' }),
+    reload: () => set.send({ kind: 'reload' }),
+    drain: () => set.stop({ kind: 'drain' }),
+    close: () => set.stop({ kind: 'close' }),
   };
 }
 
