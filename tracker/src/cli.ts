@@ -53,8 +53,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     logger.error('cannot start', { error: message, config: cli.configFile });
     process.stderr.write(`shoal-tracker: ${message}\n`);
-    process.exitCode = 1;
-    return;
+    // Now, not when the loop empties: worker threads that were told to close never end.
+    process.exit(1);
   }
   process.stdout.write(`listening ${tracker.url}\n`);
 

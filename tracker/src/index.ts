@@ -5,6 +5,7 @@ export { DEFAULT_OPTIONS, ConfigError, resolveOptions, type TrackerOptions } fro
 export type { AnnounceFilter, MessageCounters } from './message-handler.js';
 export type { TrackerStats } from './stats.js';
 export { UWS_CANDIDATES, UwsLoadError } from './uws-loader.js';
+export { PortInUseError } from './port-claim.js';
 export { binaryIdToHex, hexToBinaryId, isBinaryId } from './protocol.js';
 export { SwarmRegistry, Swarm, type PeerEntry, type AnnounceEvent } from './swarm-registry.js';
 export { MessageHandler, type MessageHandlerOptions } from './message-handler.js';

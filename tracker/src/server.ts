@@ -123,7 +123,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     processStats: async () => (thread ? mergeThreadStats(stats(), await thread.siblingStats.collect()) : stats()),
   };
 
-  const listeners = await TrackerListeners.open(context).catch((error: unknown) => {
+  const listeners = await TrackerListeners.open(context, !thread).catch((error: unknown) => {
     cluster?.bus.close();
     eventLoop.destroy();
     throw error;
@@ -131,7 +131,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const url = listeners.url(Boolean(options.cert));
   publicUrl = url;
   const timers = startTimers(handler, rateWindow, logger);
-  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert), metrics: listeners.metricsUrl, node: cluster?.bus.nodeId, redis: options.redis ? redactUrl(options.redis) : undefined });
+  logger.info('listening', { url, uws: uwsBuild, tls: Boolean(options.cert), metrics: listeners.metricsUrl, node: cluster?.bus.nodeId, redis: options.redis ? redactUrl(options.redis) : undefined, pid: thread ? undefined : process.pid });
 
   const controls = trackerControls({ options, context, listeners, cluster, eventLoop, timers });
   return { port: listeners.port, url, uwsBuild, metricsUrl: listeners.metricsUrl, stats, metrics: () => renderPrometheus(stats()), reloadAllowList, ...controls };

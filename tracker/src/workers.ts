@@ -2,13 +2,15 @@
 // handler, registry) listening on the same port with SO_REUSEPORT, so the kernel spreads connections
 // over them; the threads form a cluster over a ThreadBus (see cluster-membership.ts), which
 // relays an announce's offers to peers whose sockets another thread holds. This main thread
-// only starts, signals and, if one dies, restarts them.
+// claims the ports for the process (no other process may listen on them), then only starts,
+// signals and, if one dies, restarts the threads.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
 import { findFreePort } from './free-port.js';
 import { createLogger, type Logger } from './logger.js';
+import { assertSoleListener, claimPorts, type PortAddress } from './port-claim.js';
 import { ThreadBus } from './thread-bus.js';
 
 export interface RunningWorkers {
@@ -139,10 +141,24 @@ export async function startWorkers(partial: Partial<TrackerOptions>, dependencie
   // Every thread must listen on the same numbered port (see free-port.ts).
   const port = options.port === 0 ? await findFreePort(options.host) : options.port;
   const metricsPort = options.metricsHost !== null && options.metricsPort === 0 ? await findFreePort(options.metricsHost) : options.metricsPort;
+  const addresses: PortAddress[] = [{ setting: 'port', host: options.host, port }];
+  if (options.metricsHost !== null && metricsPort !== null) addresses.push({ setting: 'metricsPort', host: options.metricsHost, port: metricsPort });
+  const claim = await claimPorts(addresses);
   const { filter: _filter, ...portable } = options;
   const set = new ThreadSet(threads, { ...portable, port, metricsPort }, logger);
-  const first = await set.start();
-  logger.info('worker threads listening', { threads, url: first.url });
+  const first = await set.start().catch((error: unknown) => {
+    claim.release();
+    throw error;
+  });
+  try {
+    assertSoleListener(addresses);
+  } catch (error) {
+    // Closed, not terminated: a thread ended while its uWS loop runs takes the process down.
+    await set.stop({ kind: 'close' });
+    claim.release();
+    throw error;
+  }
+  logger.info('worker threads listening', { threads, url: first.url, pid: process.pid });
   return {
     port,
     url: first.url,
@@ -150,8 +166,8 @@ export async function startWorkers(partial: Partial<TrackerOptions>, dependencie
     threads,
     metricsUrl: first.metricsUrl,
     reload: () => set.send({ kind: 'reload' }),
-    drain: () => set.stop({ kind: 'drain' }),
-    close: () => set.stop({ kind: 'close' }),
+    drain: () => set.stop({ kind: 'drain' }).finally(claim.release),
+    close: () => set.stop({ kind: 'close' }).finally(claim.release),
   };
 }
 

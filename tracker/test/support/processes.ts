@@ -97,6 +97,32 @@ export function startCliTracker(args: string[], env: Record<string, string> = {}
   });
 }
 
+export interface FinishedProcess {
+  /** The exit code, or the signal that ended it. */
+  exit: number | string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI with exactly these arguments until it exits; rejects if it still runs after `timeoutMs`. */
+export function runCliToExit(args: string[], timeoutMs = 10_000): Promise<FinishedProcess> {
+  const child = track(spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`shoal-tracker ${args.join(' ')} still runs after ${timeoutMs} ms; stdout: ${stdout}`));
+    }, timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exit: code ?? signal, stdout, stderr });
+    });
+  });
+}
+
 export function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
