@@ -2,9 +2,8 @@
 // listeners, timers) and hands back its controls: stats, reloads of the allow-list and the TLS
 // certificate, drain and close.
 
-import { accessSync, constants } from 'node:fs';
 import { readInfoHashAllowList } from './allow-list.js';
-import { ConfigError, resolveOptions, type TrackerOptions } from './config.js';
+import { resolveOptions, type TrackerOptions } from './config.js';
 import { joinCluster, type JoinedCluster, type ThreadPlace } from './cluster-setup.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { createLogger, type Logger } from './logger.js';
@@ -14,6 +13,7 @@ import { redactUrl } from './redis-bus.js';
 import { SocketBook } from './socket-book.js';
 import { snapshotStats } from './stats-snapshot.js';
 import { RateWindow, renderPrometheus, type TrackerStats } from './stats.js';
+import { checkTlsFiles } from './tls-files.js';
 import { createTrackerApp, type AppContext, type ServingState } from './tracker-app.js';
 import { TrackerListeners } from './tracker-listeners.js';
 import { CLOSE_GOING_AWAY } from './uws-connection.js';
@@ -68,15 +68,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const logger = dependencies.logger ?? createLogger(options.logLevel);
   const build = loadUws(options.uwsCandidates);
   const uwsBuild = `${build.packageName}@${build.packageVersion} (${build.binary})`;
-  if (options.cert && options.key) {
-    for (const [field, file] of [['cert', options.cert], ['key', options.key]] as const) {
-      try {
-        accessSync(file, constants.R_OK);
-      } catch {
-        throw new ConfigError(`\`${field}\`: cannot read ${file}`);
-      }
-    }
-  }
+  if (options.cert && options.key) checkTlsFiles(options.cert, options.key);
   const handler = new MessageHandler(options);
   const reloadAllowList = (): number => {
     if (!options.infoHashAllowList) return 0;
@@ -155,6 +147,7 @@ function trackerControls(parts: Parts): Pick<RunningTracker, 'reloadCertificate'
 
   const reloadCertificate = async (): Promise<void> => {
     if (!options.cert || !options.key || state.closed) return;
+    checkTlsFiles(options.cert, options.key);
     await listeners.replaceTrackerApp(createTrackerApp(context));
     logger.info('TLS certificate reloaded', { cert: options.cert });
   };

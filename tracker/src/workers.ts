@@ -12,6 +12,7 @@ import { findFreePort } from './free-port.js';
 import { createLogger, type Logger } from './logger.js';
 import { assertSoleListener, claimPorts, type PortAddress } from './port-claim.js';
 import { ThreadBus } from './thread-bus.js';
+import { checkTlsFiles } from './tls-files.js';
 
 export interface RunningWorkers {
   readonly port: number;
@@ -138,6 +139,7 @@ export async function startWorkers(partial: Partial<TrackerOptions>, dependencie
   const logger = dependencies.logger ?? createLogger(options.logLevel);
   if (options.filter) throw new ConfigError('options: `filter` cannot cross into worker threads; use `workers: 1` with a filter');
   const threads = options.workers === 0 ? availableParallelism() : options.workers;
+  if (options.cert && options.key) checkTlsFiles(options.cert, options.key);
   // Every thread must listen on the same numbered port (see free-port.ts).
   const port = options.port === 0 ? await findFreePort(options.host) : options.port;
   const metricsPort = options.metricsHost !== null && options.metricsPort === 0 ? await findFreePort(options.metricsHost) : options.metricsPort;
