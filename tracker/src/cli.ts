@@ -8,7 +8,7 @@ import { raiseOpenFilesLimit } from './open-files-limit.js';
 import { availableParallelism } from 'node:os';
 import { startTracker } from './server.js';
 import { startWorkers } from './workers.js';
-import { loadUws } from './uws-loader.js';
+import { loadUws, UwsLoadError } from './uws-loader.js';
 import { TRACKER_VERSION } from './version.js';
 
 /** What `--version` prints: this package, Node, and the uWebSockets.js build that would run. */
@@ -17,8 +17,8 @@ function versionLine(): string {
   try {
     const build = loadUws();
     uws = `${build.packageName}@${build.packageVersion} (${build.binary})`;
-  } catch {
-    uws = 'no uWebSockets.js build loads here';
+  } catch (error) {
+    uws = `no uWebSockets.js build loads here${error instanceof UwsLoadError ? `: ${error.advice}` : ''}`;
   }
   return `shoal-tracker ${TRACKER_VERSION} (node ${process.version}, ${uws})`;
 }

@@ -22,7 +22,11 @@ export const UWS_CANDIDATES: readonly string[] = ['uWebSockets.js', '@trufflesui
 
 export class UwsLoadError extends Error {
   readonly code = 'TRACKER_NO_UWS';
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** What to do, in one sentence (also part of the message). */
+    readonly advice: string,
+  ) {
     super(message);
     this.name = 'UwsLoadError';
   }
@@ -58,24 +62,67 @@ function loadCandidate(packageName: string): UwsBuild {
   return { uws, packageName, packageVersion: manifest.version ?? 'unknown', binary };
 }
 
+/**
+ * Node majors some registry build serves (trufflesuite: 20; btc-vision: 20, 22, 24, 25); the
+ * package's `engines` says the same (tested).
+ */
+export const SUPPORTED_NODE_MAJORS: readonly number[] = [20, 22, 24, 25];
+/** The highest GLIBC_ symbol version each registry build's Linux binaries need (`readelf -V`). */
+export const GLIBC_NEEDED = { trufflesuite: '2.27', btcVision: '2.38' } as const;
+
+/** The most telling line of a load failure: btc-vision puts the loader's own error after its notice. */
+function failureLine(error: unknown): string {
+  const lines = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() !== '');
+  return lines.find((line) => /GLIBC_|not found|invalid ELF|wrong ELF/.test(line)) ?? lines[0] ?? 'failed to load';
+}
+
+function glibcRuntime(): string | null {
+  if (process.platform !== 'linux') return null;
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return header?.glibcVersionRuntime ?? null;
+}
+
+const olderThan = (version: string, than: string) => {
+  const [a = 0, b = 0] = version.split('.').map(Number);
+  const [c = 0, d = 0] = than.split('.').map(Number);
+  return a < c || (a === c && b < d);
+};
+
+/** What to do, for this Node major and C library: the sentence an operator acts on. */
+export function uwsAdvice(nodeMajor: number, glibc: string | null): string {
+  if (!SUPPORTED_NODE_MAJORS.includes(nodeMajor)) {
+    return `Node ${nodeMajor} is not supported: run the tracker on Node ${SUPPORTED_NODE_MAJORS.join(', ')}.`;
+  }
+  if (nodeMajor !== 20 && glibc !== null && olderThan(glibc, GLIBC_NEEDED.btcVision)) {
+    return (
+      `This system's glibc is ${glibc}; the registry build for Node ${nodeMajor} (@btc-vision/uwebsockets.js) needs glibc ${GLIBC_NEEDED.btcVision}+. ` +
+      `Run the tracker on Node 20 (its build needs glibc ${GLIBC_NEEDED.trufflesuite}+), or on glibc ${GLIBC_NEEDED.btcVision}+ (Debian 13, Ubuntu 24.04), or install the official build.`
+    );
+  }
+  return 'Install one that matches this platform.';
+}
+
 export function loadUws(candidates: readonly string[] = UWS_CANDIDATES): UwsBuild {
   const failures: string[] = [];
   for (const name of candidates) {
     try {
       return loadCandidate(name);
     } catch (error) {
-      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      failures.push(`  ${name}: ${message}`);
+      failures.push(`  ${name}: ${failureLine(error)}`);
     }
   }
+  const glibc = glibcRuntime();
+  const advice = uwsAdvice(Number(process.versions.node.split('.')[0]), glibc);
   throw new UwsLoadError(
     [
-      `no uWebSockets.js build loads on ${process.platform}-${process.arch}, Node ${process.versions.node} (ABI ${process.versions.modules}).`,
+      `no uWebSockets.js build loads on ${process.platform}-${process.arch}${glibc ? ` (glibc ${glibc})` : ''}, Node ${process.versions.node} (ABI ${process.versions.modules}).`,
       ...failures,
-      'Install one that matches this platform, e.g.:',
+      advice,
+      'The builds:',
       '  npm install uNetworking/uWebSockets.js#v20.52.0      (official build, from GitHub)',
-      '  npm install @trufflesuite/uws-js-unofficial          (glibc 2.34+, Node 16-20)',
-      '  npm install @btc-vision/uwebsockets.js               (glibc 2.38+, Node 20-25)',
+      `  npm install @trufflesuite/uws-js-unofficial          (Node 20; Linux: glibc ${GLIBC_NEEDED.trufflesuite}+)`,
+      `  npm install @btc-vision/uwebsockets.js               (Node 20, 22, 24, 25; Linux: glibc ${GLIBC_NEEDED.btcVision}+)`,
     ].join('\n'),
+    advice,
   );
 }
