@@ -275,6 +275,10 @@ export function usage(): string {
     lines.push(`  --${kebab(name)}  ${setting.doc}`);
     lines.push(`      config: ${name}   env: ${envName(name)}   default: ${shown}`);
   }
-  lines.push('', 'Signals: SIGHUP reloads the info_hash allow-list and the TLS certificate; SIGTERM drains for drainSec, then shuts down; SIGINT shuts down at once.');
+  lines.push(
+    '',
+    'Signals: SIGHUP reloads the info_hash allow-list and the TLS certificate; SIGTERM drains for drainSec, then shuts down; SIGINT shuts down at once.',
+    'Under npx or an npm script, npm passes on SIGINT and SIGTERM only: send SIGHUP to the pid the tracker logs at start; the tracker stops when npm exits.',
+  );
   return lines.join('\n');
 }
