@@ -7,7 +7,7 @@ export type { TrackerStats } from './stats.js';
 export { UWS_CANDIDATES, UwsLoadError } from './uws-loader.js';
 export { PortInUseError } from './port-claim.js';
 export { binaryIdToHex, hexToBinaryId, isBinaryId } from './protocol.js';
-export { SwarmRegistry, Swarm, type PeerEntry, type AnnounceEvent } from './swarm-registry.js';
+export { SwarmRegistry, Swarm, type PeerEntry, type AnnounceEvent, type AnnounceInput, type AnnounceResult, type RegistryCounts, type SwarmRegistryOptions } from './swarm-registry.js';
 export { MessageHandler, type MessageHandlerOptions } from './message-handler.js';
 export { Connection, type ClientSocket } from './connection.js';
 

@@ -7,6 +7,9 @@
 // - All peers of all swarms sit on one intrusive list ordered by their last announce. An
 //   announce moves a peer to the tail; expiry pops from the head until it meets a live peer.
 // - A swarm whose last peer leaves is deleted at once.
+//
+// Public on its own as `@shoal/tracker/swarm-registry` (the swarm simulator reuses it); with a
+// seeded `random` its sampling repeats exactly.
 
 /** One peer's membership in one swarm. `owner` is whatever the server uses for a connection. */
 export interface PeerEntry<Owner> {
@@ -66,8 +69,14 @@ export interface RegistryCounts {
   leechers: number;
 }
 
+export interface SwarmRegistryOptions {
+  /** Uniform in [0, 1), as Math.random (the default); a seeded one makes samplePeers repeatable. */
+  random?: () => number;
+}
+
 export class SwarmRegistry<Owner> {
   readonly swarms = new Map<string, Swarm<Owner>>();
+  private readonly random: () => number;
   private oldest: PeerEntry<Owner> | null = null;
   private newest: PeerEntry<Owner> | null = null;
   private peerCount = 0;
@@ -82,6 +91,10 @@ export class SwarmRegistry<Owner> {
    * to judge): an expiry sweep moves them to the newest end instead.
    */
   expiresElsewhere: ((peer: PeerEntry<Owner>) => boolean) | null = null;
+
+  constructor(options: SwarmRegistryOptions = {}) {
+    this.random = options.random ?? Math.random;
+  }
 
   counts(): RegistryCounts {
     return {
@@ -208,7 +221,7 @@ export class SwarmRegistry<Owner> {
     const picked: PeerEntry<Owner>[] = [];
     if (count <= 0) return picked;
     for (let i = 0; i < n && picked.length < count; i++) {
-      const j = i + Math.floor(Math.random() * (n - i));
+      const j = i + Math.floor(this.random() * (n - i));
       const chosen = peers[j]!;
       if (j !== i) {
         const displaced = peers[i]!;

@@ -166,4 +166,24 @@ describe('SwarmRegistry', () => {
     expect(small).toBeLessThanOrEqual(30);
     expect(large).toBeLessThanOrEqual(30);
   });
+
+  it('samples the same peers in the same order from the same seeded random, and uses it', () => {
+    // A small linear congruential generator: the simulator brings its own seeded PRNG.
+    const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const run = (seed: number) => {
+      const registry = new SwarmRegistry<string>({ random: seeded(seed) });
+      for (let n = 0; n < 50; n++) announce(registry, hash(1), peer(n));
+      const swarm = registry.getSwarm(hash(1))!;
+      return Array.from({ length: 5 }, () => registry.samplePeers(swarm, 5, null).map((entry) => entry.peerId));
+    };
+    expect(run(7)).toEqual(run(7));
+    expect(run(7)).not.toEqual(run(8));
+    let calls = 0;
+    const counted = new SwarmRegistry<string>({ random: () => (calls++, 0) });
+    announce(counted, hash(2), peer(1));
+    announce(counted, hash(2), peer(2));
+    // random() = 0 always picks the first remaining slot: the array order, unshuffled.
+    expect(counted.samplePeers(counted.getSwarm(hash(2))!, 2, null).map((entry) => entry.peerId)).toEqual([peer(1), peer(2)]);
+    expect(calls).toBe(2);
+  });
 });

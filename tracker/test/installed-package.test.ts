@@ -1,8 +1,9 @@
-// SIGHUP through every documented way of running the tracker: the repository's bin, a local npm
-// install of the packed tarball (node_modules/.bin), npx against that install, a global install
-// (npm install -g --prefix), and the systemd unit pointed at the global install. Where signals
-// reach the tracker it reloads; npx forwards only SIGINT and SIGTERM, so there a SIGHUP ends npm
-// and the tracker must not outlive it: it drains, exits and frees its port.
+// The packed tarball, installed as users install it. SIGHUP through every documented way of
+// running the tracker: the repository's bin, a local npm install (node_modules/.bin), npx against
+// that install, a global install (npm install -g --prefix), and the systemd unit pointed at the
+// global install. Where signals reach the tracker it reloads; npx forwards only SIGINT and
+// SIGTERM, so there a SIGHUP ends npm and the tracker must not outlive it: it drains, exits and
+// frees its port. And the swarm logic's own entry point, `@shoal/tracker/swarm-registry`.
 
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
@@ -175,5 +176,32 @@ describe('the systemd unit', () => {
     expect(`${result.stdout}${result.stderr}`.trim(), 'systemd-analyze verify output').toBe('');
     expect(result.status).toBe(0);
     expect(readFileSync(copy, 'utf8')).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+  });
+});
+
+describe('@shoal/tracker/swarm-registry', () => {
+  it('imports on its own, typed, without the server (no uWS, no sockets)', async () => {
+    writeFileSync(
+      join(project, 'swarms.mts'),
+      [
+        "import { SwarmRegistry, type PeerEntry } from '@shoal/tracker/swarm-registry';",
+        'const registry = new SwarmRegistry<string>({ random: () => 0 });',
+        "const { swarm, peer } = registry.announce({ infoHash: 'h', peerId: 'a', owner: 'socket-a', event: 'started', left: 1, nowMs: 0 });",
+        "registry.announce({ infoHash: 'h', peerId: 'b', owner: 'socket-b', event: 'started', left: 0, nowMs: 0 });",
+        'const sampled: PeerEntry<string>[] = registry.samplePeers(swarm, 5, peer);',
+        'export const result = { counts: registry.counts(), sampled: sampled.map((entry) => entry.owner) };',
+        '',
+      ].join('\n'),
+    );
+    // A consumer's strict Node16+ resolution, and nothing else to compile (no DOM, no @types).
+    const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022'], types: [], outDir: 'out' };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['swarms.mts'] }));
+    const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+    await execFileAsync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project });
+    const print = "import('./out/swarms.mjs').then((module) => console.log(JSON.stringify(module.result)))";
+    const { stdout } = await execFileAsync(process.execPath, ['-e', print], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual({ counts: { swarms: 1, peers: 2, seeders: 1, leechers: 1 }, sampled: ['socket-b'] });
+    const entry = readFileSync(join(project, 'node_modules', '@shoal', 'tracker', 'dist', 'swarm-registry.js'), 'utf8');
+    expect(entry).not.toMatch(/^\s*import\b/m);
   });
 });
