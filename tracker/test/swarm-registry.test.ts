@@ -166,8 +166,10 @@ describe('SwarmRegistry', () => {
     expect(small).toBeLessThanOrEqual(30);
     expect(large).toBeLessThanOrEqual(30);
   });
+});
 
-  it('samples the same peers in the same order from the same seeded random, and uses it', () => {
+describe('SwarmRegistry with a seeded random', () => {
+  it('samples the same peers in the same order from the same seed, and uses it', () => {
     // A small linear congruential generator: the simulator brings its own seeded PRNG.
     const seeded = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const run = (seed: number) => {
