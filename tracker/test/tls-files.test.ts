@@ -20,13 +20,16 @@ let dir = '';
 const file = (name: string) => join(dir, name);
 const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
 
+// P-256 keys: quick to make on a busy machine, where RSA keys can take seconds each.
+const ecKey = ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256'];
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'shoal-tracker-tls-files-'));
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('key.pem'), '-out', file('cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1');
-  openssl('genpkey', '-algorithm', 'RSA', '-out', file('other-key.pem'));
-  openssl('genpkey', '-algorithm', 'RSA', '-aes256', '-pass', 'pass:secret', '-out', file('encrypted-key.pem'));
+  openssl('genpkey', ...ecKey, '-out', file('key.pem'));
+  openssl('req', '-x509', '-key', file('key.pem'), '-out', file('cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1');
+  openssl('genpkey', ...ecKey, '-out', file('other-key.pem'));
+  openssl('genpkey', ...ecKey, '-aes256', '-pass', 'pass:secret', '-out', file('encrypted-key.pem'));
   writeFileSync(file('garbage.pem'), 'this is not a certificate\n');
-});
+}, 30_000);
 
 describe('TLS files at start', () => {
   it('names a garbage certificate and what is wrong with it, with one thread and with several, and exits 1', async () => {
