@@ -6,13 +6,13 @@
 // frees its port. And the swarm logic's own entry point, `@shoal/tracker/swarm-registry`.
 
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { binaryIdToHex } from '../src/protocol.js';
 import { WsPeer, binaryId, type Message } from './support/ws-peer.js';
 
@@ -41,6 +41,8 @@ beforeAll(async () => {
   await Promise.all([npm(['install', tarball], project), npm(['install', '-g', '--prefix', prefix, tarball], work)]);
   list = join(work, 'allowed.txt');
 }, 120_000);
+// Two installs hold both uWS packages: some 450 MB.
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 interface Running {
   child: ChildProcess;
