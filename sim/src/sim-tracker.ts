@@ -6,7 +6,7 @@
 // unanswered offer holds its slot until it times out; requestPeers() announces early, with a gap
 // that doubles while no new peer connects. Connection setup costs tracker and peer round trips.
 import type { Signaling, SignalingEvents, SwarmSignal } from '@shoal/core';
-import { DEFAULT_SIGNALING_OPTIONS } from '@shoal/core/webrtc';
+import { DEFAULT_SIGNALING_OPTIONS, offersToMake } from '@shoal/core/webrtc';
 import { connectHosts, type ChannelLedger, type FlowNetwork, type Prng, type SimChannelEnd, type SimHost, type VirtualClock } from './kit.js';
 
 export interface SignalingParams {
@@ -175,8 +175,10 @@ class SwarmMember implements SwarmSignal {
   private announce(): void {
     if (this.left) return;
     const { params } = this.tracker;
-    const room = params.maxPeers - this.connections.size - this.offers.size;
-    const count = Math.max(0, Math.min(params.offersPerAnnounce, room, this.otherPeers ?? Infinity));
+    const count = offersToMake({
+      firstAnnounce: this.lastAnnounceAt === -Infinity, room: params.maxPeers - this.connections.size - this.offers.size,
+      otherPeers: this.otherPeers, offersPerAnnounce: params.offersPerAnnounce,
+    });
     const offers: Attempt[] = [];
     for (let i = 0; i < count; i++) {
       const attempt: Attempt = { initiator: this, answerer: undefined, ends: undefined, dead: false, timer: undefined };

@@ -14,10 +14,11 @@ import type { SegmentLoad, Waiter } from './transfers/pending-loads.js';
 import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './plan/playback-policy.js';
 import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './plan/scheduler.js';
 import { MemorySegmentStore } from './store/segment-store.js';
-import { downloadsLeftBytes, planStream } from './plan/stream-planner.js';
+import { downloadsLeftBytes, planStream, seedShareFor } from './plan/stream-planner.js';
 import { Stream } from './stream.js';
 import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
 import { UploadGovernor } from './upload/upload-governor.js';
+import { measuredPace } from './wire/peer-protocol.js';
 
 const log = createLogger('shoal:core:engine');
 
@@ -105,10 +106,16 @@ export class ShoalEngine {
     const stream = this.stream(registration.streamKey);
     const wasRegistered = stream.registered;
     const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
-    if (stream.isLive && wasRegistered) {
+    if (stream.isLive && wasRegistered && fresh.length > 0) {
       // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds).
       const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads).map((peer) => peer.id);
-      stream.seeding.elect(fresh, this.signaling?.localPeerId, uploaders, stream.pool.swarmSize, this.clock.now());
+      const now = this.clock.now();
+      const share = seedShareFor(stream, stream.refs.get(fresh[fresh.length - 1]!)!, now, {
+        playback: stream.key === this.activeKey ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
+        windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
+        ownUploadBytesPerS: measuredPace(this.governor.advertised.paceBytesPerS),
+      });
+      stream.seeding.elect(fresh, this.signaling?.localPeerId, uploaders, stream.pool.swarmSize, now, share);
     }
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
@@ -122,7 +129,9 @@ export class ShoalEngine {
     this.activeKey = streamKey;
     log('active stream', streamKey);
     // Its swarm is joined now, or by the tick after meeting peers stops waiting for the player.
-    if (!this.meetingPeersWaits(this.clock.now())) this.stream(streamKey).pool.join(this.signaling);
+    // A newcomer announces before its first loads: its first segments may come from peers. Asking
+    // for more peers waits for the player (meetingPeersWaits); signaling keeps the first announce small.
+    this.stream(streamKey).pool.join(this.signaling);
     for (const other of this.streams.values()) {
       if (other.key !== this.activeKey && other.key !== this.previousKey) other.pool.leave();
     }
@@ -262,10 +271,8 @@ export class ShoalEngine {
       // Every stream's downloads share the one downlink; read again for each stream, after the previous one's plan started its own.
       const downlinkLeftBytes = [...this.streams.values()].flatMap(downloadsLeftBytes);
       if (!active && stream.waiters.size === 0 && stream.transfers.size === 0) continue;
-      if (active && !meetingWaits) {
-        stream.pool.join(this.signaling);
-        nextMs = Math.min(nextMs, stream.pool.topUp());
-      }
+      if (active) stream.pool.join(this.signaling);
+      if (active && !meetingWaits) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, planStream(stream, now, {
         clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
@@ -283,7 +290,7 @@ export class ShoalEngine {
     this.governor.setOriginDownloads(downloading ? (this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS) : 0);
   }
 
-  /** Whether the active swarm's join and its requests for more peers wait for the player now (see meetingPeersWaits). */
+  /** Whether the active swarm's requests for more peers wait for the player now (see meetingPeersWaits). */
   private meetingPeersWaits(now: number): boolean {
     const waits = meetingPeersWaits(this.playback, now - (this.meetingHeldSinceMs ?? now));
     this.meetingHeldSinceMs = waits ? (this.meetingHeldSinceMs ?? now) : undefined;

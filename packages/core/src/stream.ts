@@ -49,6 +49,7 @@ export class Stream {
   private listedUntil = -Infinity;
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
   bytesPerS = DEFAULT_BYTES_PER_S;
+  private bitrateLearnt = false;
   /** What this stream counted (its peer count is the pool's, read by getStats). */
   readonly stats: Omit<StreamStats, 'peers'> = {
     httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, httpSegments: 0, p2pSegments: 0,
@@ -87,6 +88,16 @@ export class Stream {
     this.seeding.forget((sequence) => refs.has(sequence), this.ordered[0]?.sequence ?? 0);
     this.transfers.forget((sequence) => refs.has(sequence));
     return listed.fresh;
+  }
+
+  /**
+   * A completed segment's bytes per second of media: the first replaces the assumed bitrate (a
+   * 2 Mbit/s guess put a 684 kbit/s stream's next segments at 2.5 times their size, too big for the
+   * peers that could have brought them), later ones move the average.
+   */
+  learnBitrate(bytesPerS: number): void {
+    this.bytesPerS = this.bitrateLearnt ? 0.8 * this.bytesPerS + 0.2 * bytesPerS : bytesPerS;
+    this.bitrateLearnt = true;
   }
 
   /** A segment the player asks for that no playlist listed (yet). */

@@ -156,7 +156,7 @@ describe('upload governor', () => {
     governor.add(busy);
     governor.pump();
     for (let i = 0; i < 8; i++) {
-      governor.pingSent('a');
+      governor.pingSent('a', 0);
       await clock.advance(20);
       governor.delaySample('a', 1000, 20); // no queue: slow start grows the pace
       await clock.advance(230);
@@ -165,10 +165,10 @@ describe('upload governor', () => {
     expect(grown).toBeGreaterThan(32 * 1024);
     // The queue now holds the pongs back: the pings still go out at the cadence, and none is answered.
     for (let i = 0; i < 6; i++) {
-      governor.pingSent('a');
+      governor.pingSent('a', 0);
       await clock.advance(250);
     }
-    governor.pingSent('a');
+    governor.pingSent('a', 0);
     expect(governor.stats.queueDelayMs).toBe(1500 - 20);
     expect(governor.stats.paceBytesPerS).toBeLessThan(grown / 2);
     governor.destroy();

@@ -276,19 +276,25 @@ describe('webrtc signaling against the reference tracker', () => {
 });
 
 describe('webrtc signaling: the tracker protocol', () => {
-  it('announces with started, binary 20-character ids and offers', async () => {
+  it('announces with started, binary 20-character ids and offers: two in the first announce (a newcomer joins before its first loads), offersPerAnnounce after', async () => {
     const tracker = await scriptedTracker();
-    const client = signaling([tracker.url], { offersPerAnnounce: 3 });
-    client.join(INFO_HASH, recorder().events);
+    tracker.onMessage((message, socket) => socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, interval: 120, complete: 5, incomplete: 5 })));
+    const client = signaling([tracker.url], { offersPerAnnounce: 3, requestPeersIntervalMs: 0 });
+    const swarm = client.join(INFO_HASH, recorder().events);
     const [announce] = await waitFor(() => tracker.received.length > 0 && tracker.received, 'announce');
-    expect(announce).toMatchObject({ action: 'announce', event: 'started', info_hash: INFO_HASH, numwant: 3 });
+    expect(announce).toMatchObject({ action: 'announce', event: 'started', info_hash: INFO_HASH, numwant: 2 });
     expect(announce!.peer_id).toHaveLength(20);
     expect(Buffer.from(announce!.peer_id, 'latin1').toString('hex')).toBe(client.localPeerId);
-    expect(announce!.offers).toHaveLength(3);
+    expect(announce!.offers).toHaveLength(2);
     for (const { offer_id: offerId, offer } of announce!.offers) {
       expect(offerId).toHaveLength(20);
       expect(offer).toMatchObject({ type: 'offer', sdp: expect.any(String) });
     }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    swarm.requestPeers();
+    const [, again] = await waitFor(() => tracker.received.length > 1 && tracker.received, 'a second announce');
+    // Its two unanswered offers still hold their slots below maxPeers (12): room for three more.
+    expect(again!.offers).toHaveLength(3);
   });
 
   it('answers a relayed offer through the tracker, to the offering peer', async () => {

@@ -9,6 +9,7 @@ import {
   SegmentState,
   decode,
   encode,
+  measuredPace,
   type PeerMessage,
   type SegmentStateValue,
   wireMs,
@@ -122,6 +123,11 @@ export class PeerSession {
     const said = advertised?.paceBytesPerS ?? PACE_UNMEASURED;
     const bytesPerS = said === PACE_UNMEASURED ? this.throughputBytesPerS : said;
     return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
+  }
+
+  /** The upload rate the peer last said it delivers, bytes/s: 0 when it does not serve, undefined before it said one it measured. */
+  get advertisedRate(): number | undefined {
+    return measuredPace(this.advertised?.paceBytesPerS);
   }
 
   /**
@@ -283,7 +289,7 @@ export class PeerSession {
         return this.send({ type: 'pong', echoMs: message.sentMs, receivedMs: wireMs(this.clock.now()), ...this.ownUploadState(), deliveredBytes: this.receivedBytes });
       case 'pong':
         this.learnUploadState(message.paceBytesPerS, message.backlogBytes);
-        this.governor.delivered(this.id, message.deliveredBytes);
+        this.governor.delivered(this.id, message.echoMs, message.receivedMs, message.deliveredBytes);
         return this.governor.delaySample(this.id, wireMsDiff(message.receivedMs, message.echoMs), wireMsDiff(wireMs(this.clock.now()), message.echoMs));
       case 'data':
         return this.receiveData(message.sequence, message.offset, message.totalBytes, message.payload);
@@ -357,8 +363,9 @@ export class PeerSession {
   private ping(): void {
     this.pingTimer = undefined;
     if (this.closed) return;
-    this.governor.pingSent(this.id);
-    this.send({ type: 'ping', sentMs: wireMs(this.clock.now()), ...this.ownUploadState() });
+    const sentMs = wireMs(this.clock.now());
+    this.governor.pingSent(this.id, sentMs);
+    this.send({ type: 'ping', sentMs, ...this.ownUploadState() });
     const now = this.clock.now();
     if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
     this.pingTimerSlow = !this.uploadingHere(now);

@@ -107,6 +107,8 @@ export class LiveEdgeSeeding {
   private readonly seedAt = new Map<number, number>();
   /** Elected fetches tried again after the origin failed them, per segment. */
   private readonly retries = new Map<number, number>();
+  /** Segments this peer fetches as one of the swarm's deficit share (seed-share.ts): independent copies, not held back by a neighbour's. */
+  private readonly independent = new Set<number>();
   /**
    * New segments we announced as "fetching" because a neighbour fetches or has them (we will
    * fetch them from it), so that peers beyond our neighbours hold back their own origin fetch.
@@ -122,13 +124,26 @@ export class LiveEdgeSeeding {
     private readonly announce: (sequence: number, state: SegmentStateValue) => void,
   ) {}
 
-  /** For each new segment, elect origin fetchers among the peers we know (ourselves included). */
-  elect(fresh: readonly number[], selfId: string | undefined, neighbourIds: readonly string[], swarmSize: number | undefined, nowMs: number): void {
+  /**
+   * For each new segment, elect origin fetchers among the peers we know (ourselves included); and,
+   * whatever the election, fetch it at once when our rendezvous score falls in the swarm's deficit
+   * share (`share` of the hash space: seed-share.ts), as about that share of every viewer does.
+   */
+  elect(fresh: readonly number[], selfId: string | undefined, neighbourIds: readonly string[], swarmSize: number | undefined, nowMs: number, share = 0): void {
     const { upload, p2pDownload, seedersPerSegment, seedStaggerMs } = this.settings;
     if (selfId === undefined || !upload || !p2pDownload || neighbourIds.length === 0) return;
     const known = [selfId, ...neighbourIds];
     for (const sequence of fresh) {
-      const delayMs = seedStartDelayMs(selfId, known, `${this.segmentKeyPrefix}#${sequence}`, seedersPerSegment, swarmSize, seedStaggerMs);
+      const key = `${this.segmentKeyPrefix}#${sequence}`;
+      const gap = 1 - seedScore(selfId, key);
+      if (gap < share) {
+        // Spread over a tenth of the stagger by score, so that the origin is not asked by all at one instant.
+        this.seedAt.set(sequence, nowMs + (gap / share) * seedStaggerMs * 0.1);
+        this.independent.add(sequence);
+        log(`#${sequence}: one of the swarm's ${(share * 100).toFixed(0)}% fetching it from the origin at publication`, this.segmentKeyPrefix);
+        continue;
+      }
+      const delayMs = seedStartDelayMs(selfId, known, key, seedersPerSegment, swarmSize, seedStaggerMs);
       if (delayMs === undefined) continue;
       this.seedAt.set(sequence, nowMs + delayMs);
       log(`#${sequence}: elected to fetch it from the origin in ${Math.round(delayMs)} ms (${known.length} peers known)`, this.segmentKeyPrefix);
@@ -163,7 +178,7 @@ export class LiveEdgeSeeding {
    * every elected peer fetches its own.
    */
   satisfied(sequence: number, neighbourFetches: boolean, neighbourHas: () => boolean): boolean {
-    if (!this.seedAt.has(sequence) || this.settings.seedersPerSegment !== 1) return false;
+    if (!this.seedAt.has(sequence) || this.settings.seedersPerSegment !== 1 || this.independent.has(sequence)) return false;
     // A retry waits only for a neighbour that has it: "fetching" may be our failed fetch, relayed.
     return (!this.retries.has(sequence) && neighbourFetches) || neighbourHas();
   }
@@ -171,6 +186,7 @@ export class LiveEdgeSeeding {
   /** Forgets elections of segments no longer in the playlist, and relays older than its oldest segment. */
   forget(inPlaylist: (sequence: number) => boolean, oldestSequence: number): void {
     for (const sequence of this.seedAt.keys()) if (!inPlaylist(sequence)) this.seedAt.delete(sequence);
+    for (const sequence of this.independent) if (!inPlaylist(sequence)) this.independent.delete(sequence);
     for (const sequence of this.retries.keys()) if (!inPlaylist(sequence)) this.retries.delete(sequence);
     for (const sequence of this.relayed.keys()) if (sequence < oldestSequence) this.relayed.delete(sequence);
   }

@@ -43,12 +43,14 @@ function bufferLow(state: PlaybackState): boolean {
 export const MAX_MEETING_WAIT_MS = 10_000;
 
 /**
- * Whether meeting peers (joining the swarm, asking the tracker for more) waits: the offers, answers
- * and handshakes take a home uplink for a second or two, and the viewer's own requests and the
- * acknowledgements of its downloads queue behind them (browser swarm, 125 kbit/s uplinks: a
- * newcomer's second segment took 2.7 s instead of 0.35 s while it met four peers, and it stalled).
- * It waits while the player has less than the low mark buffered (its start, a seek, a stall;
- * paused or not), for at most MAX_MEETING_WAIT_MS. Without a player's reports it does not wait.
+ * Whether asking the tracker for more peers waits: the offers, answers and handshakes take a home
+ * uplink for a second or two, and the viewer's own requests and the acknowledgements of its
+ * downloads queue behind them (browser swarm, 125 kbit/s uplinks: a newcomer's second segment took
+ * 2.7 s instead of 0.35 s while it met four peers, and it stalled). The swarm itself is joined at
+ * once, with a first announce of few offers (signaling's JOIN_OFFERS), so that a newcomer's first
+ * segments may come from peers. It waits while the player has less than the low mark buffered (its
+ * start, a seek, a stall; paused or not), for at most MAX_MEETING_WAIT_MS. Without a player's
+ * reports it does not wait.
  */
 export function meetingPeersWaits(state: PlaybackState | undefined, waitedMs: number): boolean {
   return state !== undefined && waitedMs < MAX_MEETING_WAIT_MS && bufferLow(state);

@@ -122,7 +122,9 @@ export interface SegmentPlan {
  * A new P2P transfer is planned at this share of the rate its peer advertises (what its link
  * delivered lately): rates vary, and a transfer that misses its deadline costs both uplinks for
  * bytes the HTTP fallback fetches again (simulator, critical, 100 viewers: 60% of accepted uploads
- * were cancelled by their requesters when the advertised rate was the pace's probe).
+ * were cancelled by their requesters when the advertised rate was the pace's probe). Not where a
+ * whole HTTP download must still fit after it (low mode, resumes): that fallback is the slack
+ * (live-low, 6 viewers: 17% offload without a second slack, 5% with it).
  */
 export const P2P_RATE_SLACK = 0.85;
 
@@ -250,12 +252,15 @@ export function plan(input: SchedulerInput): SchedulerAction[] {
    */
   const fastestInTime = (candidates: PeerPlan[], bytes: number, timeLeftMs: number, httpNeedMs: number, leaveHttpFallback = false): PeerPlan | undefined => {
     if (p2pInFlight >= input.maxP2PDownloads) return undefined;
-    const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS * P2P_RATE_SLACK, 1)) * 1000;
+    // Where a whole HTTP download must still fit after the transfer, that is the slack; else the rate's.
+    const fallback = windows.p2pMustLeaveHttpFallback || leaveHttpFallback;
+    const slack = fallback ? 1 : P2P_RATE_SLACK;
+    const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS * slack, 1)) * 1000;
     const idle = candidates.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
     const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
     if (!fastest) return undefined;
     const finishMs = p2pTimeMs(fastest);
-    return (windows.p2pMustLeaveHttpFallback || leaveHttpFallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
+    return (fallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
   };
   // What the player waits for comes first, so prefetch never takes the peer a requested segment needs.
   const ordered = [...input.segments].sort(

@@ -4,9 +4,12 @@
 import type { EngineEmit } from '../engine-events.js';
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
+import { deficitSeedShare, type NeighbourRate } from './seed-share.js';
 import {
+  P2P_RATE_SLACK,
   PREFETCH_STORE_SHARE,
   estimatedSegmentBytes,
+  httpBudgetMs,
   nextPlanMs,
   parkedStep,
   plan,
@@ -114,6 +117,29 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp, action.resumeAtPeer === undefined ? undefined : stream.pool.peers.get(action.resumeAtPeer));
   }
   return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, options.tickIntervalMs);
+}
+
+/**
+ * The share of the swarm to fetch the new segment `ref` at publication (seed-share.ts), from this
+ * viewer's view: the neighbours whose delivered rates are known (those that do not upload count
+ * as demand only), itself (`ownUploadBytesPerS`, undefined while unmeasured), and the time the
+ * segment's P2P copies have before HTTP must start for it here.
+ */
+export function seedShareFor(
+  stream: Stream, ref: SegmentRef, now: number,
+  context: Pick<PlanContext, 'playback' | 'playbackAtMs' | 'windows' | 'httpThroughputBytesPerS'> & { ownUploadBytesPerS: number | undefined },
+): number {
+  if (!context.playback) return 0;
+  const neighbourhood: NeighbourRate[] = context.ownUploadBytesPerS === undefined ? [] : [{ uploadBytesPerS: context.ownUploadBytesPerS }];
+  for (const peer of stream.pool.peers.values()) {
+    if (!peer.handshaken) continue;
+    const rate = peer.remoteUploads ? peer.advertisedRate : 0;
+    if (rate !== undefined) neighbourhood.push({ uploadBytesPerS: rate });
+  }
+  const segmentBytes = estimatedSegmentBytes(ref, stream.bytesPerS);
+  const deadlineMs = segmentDeadlineMs(now, context.playback, ref.startS, context.playbackAtMs);
+  const windowMs = deadlineMs - now - httpBudgetMs(segmentBytes, context.httpThroughputBytesPerS, context.windows);
+  return deficitSeedShare({ neighbourhood, streamBytesPerS: stream.bytesPerS, segmentBytes, windowMs, rateSlack: P2P_RATE_SLACK });
 }
 
 /** Bytes each of the stream's downloads under way is still to receive (segments of unknown size at their estimated size). */

@@ -64,7 +64,8 @@ export interface TransferStream {
   readonly stats: Omit<StreamStats, 'peers'>;
   readonly seeding: { failed(sequence: number, nowMs: number): void };
   /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
-  bytesPerS: number;
+  readonly bytesPerS: number;
+  learnBitrate(bytesPerS: number): void;
 }
 
 export interface TransferDeps {

@@ -233,7 +233,8 @@ export class Transfers {
       transfer.originKind = 'range';
       runHttp(transfer, totalBytes, this.httpRoom);
     } else {
-      transfer.originKind = 'refetch';
+      // Nothing of a peer's kept: bytes thrown away make it a refetch, none (a peer that never sent) the player's urgent fetch.
+      transfer.originKind = transfer.p2pBytes > 0 ? 'refetch' : 'urgent';
       transfer.p2pBytes = 0;
       transfer.senders = [];
       runHttp(transfer, undefined, this.httpRoom);
@@ -282,7 +283,7 @@ export class Transfers {
     this.wastedP2P.delete(sequence);
     if (transfer.failedMixedCopy) for (const peer of sendersOfBadBytes(transfer.failedMixedCopy, bytes)) this.ban(peer, sequence);
     if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
-    if (ref.durationS > 0) stream.bytesPerS = 0.8 * stream.bytesPerS + 0.2 * (bytes.length / ref.durationS);
+    if (ref.durationS > 0) stream.learnBitrate(bytes.length / ref.durationS);
     const stored = store.put(ref, bytes);
     log(`#${sequence} complete: ${transfer.p2pBytes} bytes P2P, ${transfer.httpBytes} HTTP`, stream.key);
     stream.pool.announce(sequence, stored ? SegmentState.has : SegmentState.none);

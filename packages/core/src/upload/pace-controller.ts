@@ -35,7 +35,7 @@ const PING_INTERVAL_MS = 1000;
  */
 const PROBE_PING_INTERVAL_MS = 250;
 const OTHER_PEER_PING_INTERVAL_MS = 4000;
-/** Delivered below this share of the pace over a busy window: the link, not the pace, limits uploads. */
+/** Delivered below this share of the rate we sent at: the link, not the pace, limits uploads. */
 const LINK_LIMITED_SHARE = 0.85;
 
 export class PaceController {
@@ -111,20 +111,21 @@ export class PaceController {
   }
 
   /**
-   * What a window in which uploads always had more to send says of the uplink. Channels that filled
-   * up took less than the pace: the pace is what they carried (else peers are told a rate nobody
-   * gets). Receivers that got less than the pace say the same of the link beyond the channels (a
-   * router's queue filling): within a ping of it, rather than once the queue has grown long enough
-   * for the delay readings to show.
+   * What the uplink showed (link-window.ts). Channels that filled up in a busy window took less
+   * than the pace: the pace is what they carried (else peers are told a rate nobody gets). A
+   * receiver that got our bytes more slowly than we sent them says the same of the link beyond the
+   * channels (a router's queue filling): within a ping of it, rather than once the queue has grown
+   * long enough for the delay readings to show.
    */
-  private learnLink({ channelsBytesPerS, deliveredBytesPerS }: LinkReading): void {
+  private learnLink({ channelsBytesPerS, delivery }: LinkReading): void {
     if (channelsBytesPerS !== undefined) {
       this.slowStart = false;
       this.pace = Math.max(MIN_PACE_BYTES_PER_S, Math.min(this.pace, channelsBytesPerS * 1.1));
       this.ceiling = this.pace;
     }
-    if (deliveredBytesPerS === undefined) return;
-    if (deliveredBytesPerS < this.pace * LINK_LIMITED_SHARE) {
+    if (delivery === undefined) return;
+    const { deliveredBytesPerS, sentBytesPerS } = delivery;
+    if (deliveredBytesPerS < sentBytesPerS * LINK_LIMITED_SHARE) {
       // The pace ran past what the link carries (slow start doubling, or the probe between delay
       // readings): it comes back to a little over what got through, and slow start ends there.
       this.linkBytesPerS = Math.max(MIN_PACE_BYTES_PER_S, deliveredBytesPerS);

@@ -126,11 +126,12 @@ export class UploadGovernor {
   }
 
   /**
-   * A peer's pong says how many bytes it has received from us in all (mod 2^32): what our uplink
-   * really delivered to it. The first count from a peer only sets where its deltas start.
+   * A peer's pong to our ping sent at `echoMs` says how many bytes it has received from us in all
+   * (mod 2^32), at its clock's `remoteMs` when the ping arrived: the rate our uplink really
+   * delivered at between two pings (link-window.ts).
    */
-  delivered(peerId: string, cumulativeBytes: number): void {
-    this.link.deliveredTo(peerId, cumulativeBytes);
+  delivered(peerId: string, echoMs: number, remoteMs: number, cumulativeBytes: number): void {
+    this.link.pong(peerId, echoMs, remoteMs, cumulativeBytes);
   }
 
   /**
@@ -187,16 +188,17 @@ export class UploadGovernor {
     this.read(peerId, delayMs, now);
   }
 
-  /** A ping goes out to the peer: a previous one still unanswered may tell that the queue grew. */
-  pingSent(peerId: string): void {
+  /** A ping goes out to the peer, saying `wireSentMs`: a previous one still unanswered may tell that the queue grew. */
+  pingSent(peerId: string, wireSentMs: number): void {
     const now = this.clock.now();
+    this.link.pingSent(peerId, wireSentMs);
     this.read(peerId, this.delay.ping(peerId, now), now);
   }
 
   /** After `peerId`'s reading: the controller steps on the peers' new agreement, if any (`delayMs`). */
   private read(peerId: string, delayMs: number | undefined, now: number): void {
     // The next window is busy from its start only if uploads can use the whole pace now.
-    if (delayMs !== undefined) this.controller.step(delayMs, now, this.link.close(now, !this.yielding && this.reserve === 0 && this.pending()));
+    if (delayMs !== undefined) this.controller.step(delayMs, now, this.link.read(now, !this.yielding && this.reserve === 0 && this.pending()));
     // This peer sees a queue that the others' older readings outvote: every peer is asked again now,
     // so that their answers come back through the queue as it is (browser swarm, realistic: the
     // median held at 14 ms for 1.5 s, then read 1.5 s; the viewer's download behind it stalled).

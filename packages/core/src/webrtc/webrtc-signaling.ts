@@ -16,6 +16,19 @@ import { TrackerSocket } from './tracker-socket.js';
 
 const log = createLogger('shoal:core:signaling');
 
+/** Offers in a swarm's first announce (the later ones make offersPerAnnounce). */
+const JOIN_OFFERS = 2;
+
+/**
+ * The offers one announce carries: no more than the room left below maxPeers (`room`), the other
+ * peers the tracker counts (it gives each offer to one of them), and offersPerAnnounce; a swarm's
+ * first announce JOIN_OFFERS at most. Exported so that a simulated tracker (@shoal/sim) makes the same.
+ */
+export function offersToMake(announce: { firstAnnounce: boolean; room: number; otherPeers: number | undefined; offersPerAnnounce: number }): number {
+  const most = announce.firstAnnounce ? Math.min(JOIN_OFFERS, announce.offersPerAnnounce) : announce.offersPerAnnounce;
+  return Math.max(0, Math.min(most, announce.room, announce.otherPeers ?? Infinity));
+}
+
 /**
  * Creates the tracker + WebRTC signaling for the browser. Throws INVALID_OPTION naming a bad field,
  * or WEBRTC_UNAVAILABLE where this environment cannot make a peer connection (no RTCPeerConnection,
@@ -255,10 +268,16 @@ class Swarm {
     announcer.timer = clock.setTimeout(() => void this.announce(tracker, announcer), delayMs);
   }
 
-  /** How many offers are worth making: room for more peers, and other peers the tracker could give them to. */
+  /**
+   * How many offers are worth making: room for more peers, and other peers the tracker could give
+   * them to; the first announce of a swarm makes JOIN_OFFERS at most (a newcomer joins before its
+   * first loads, and each offer and handshake takes a small uplink its own requests need).
+   */
   private offerCount(announcer: Announcer): number {
-    const room = this.options.maxPeers - this.connections.size - this.offers.size;
-    return Math.max(0, Math.min(this.options.offersPerAnnounce, room, announcer.otherPeers ?? Infinity));
+    return offersToMake({
+      firstAnnounce: !announcer.started, room: this.options.maxPeers - this.connections.size - this.offers.size,
+      otherPeers: announcer.otherPeers, offersPerAnnounce: this.options.offersPerAnnounce,
+    });
   }
 
   private async announce(tracker: TrackerSocket, announcer: Announcer): Promise<void> {

@@ -58,6 +58,9 @@ export type PeerMessage =
 /** A ping's or pong's pace before the sender has measured its uplink: the requester judges the rate itself. */
 export const PACE_UNMEASURED = 0xffff_ffff;
 
+/** A pace as said on the wire, or undefined when it is PACE_UNMEASURED. */
+export const measuredPace = (paceBytesPerS: number | undefined): number | undefined => (paceBytesPerS === PACE_UNMEASURED ? undefined : paceBytesPerS);
+
 export type DecodeErrorCode = 'EMPTY' | 'TOO_LARGE' | 'UNKNOWN_TYPE' | 'BAD_LENGTH' | 'BAD_MAGIC' | 'BAD_VALUE';
 export type DecodeResult =
   | { ok: true; message: PeerMessage }
