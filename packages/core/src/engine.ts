@@ -10,7 +10,7 @@ import { createLogger } from './logger.js';
 import { OriginThroughput } from './transfers/origin-throughput.js';
 import { resolveOptions, type EngineOptions, type EngineOptionsInput } from './options.js';
 import { P2pStatusReporter, startingP2pStatus } from './p2p-status.js';
-import type { SegmentLoad, Waiter } from './transfers/pending-loads.js';
+import type { SegmentLoad } from './transfers/pending-loads.js';
 import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from './plan/playback-policy.js';
 import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWindows } from './plan/scheduler.js';
 import { MemorySegmentStore } from './store/segment-store.js';
@@ -40,6 +40,11 @@ export interface StreamRegistration {
   isLive: boolean;
   /** The playlist's segments, as of this (re)load. */
   segments: SegmentRef[];
+  /**
+   * The rendition's bitrate as its multivariant playlist says (BANDWIDTH, a peak), bits/s: segment
+   * sizes are guessed from it until the first segment of the stream arrives (default 2 Mbit/s).
+   */
+  bandwidthBitsPerS?: number;
 }
 
 export class ShoalEngine {
@@ -106,6 +111,7 @@ export class ShoalEngine {
     const stream = this.stream(registration.streamKey);
     const wasRegistered = stream.registered;
     const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
+    if (registration.bandwidthBitsPerS) stream.guessBitrate(registration.bandwidthBitsPerS / 8);
     if (stream.isLive && wasRegistered && fresh.length > 0) {
       // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds).
       const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads).map((peer) => peer.id);
@@ -175,16 +181,7 @@ export class ShoalEngine {
     const stream = this.stream(ref.streamKey);
     stream.addSegment(ref);
     if (this.activeKey === undefined) this.setActiveStream(ref.streamKey);
-    const requestMs = this.clock.now();
-    const stored = this.store.get(ref.streamKey, ref.sequence);
-    if (stored) {
-      const timing = { requestMs, firstByteMs: requestMs, doneMs: requestMs };
-      this.emit('segment-loaded', { ref, source: 'store', bytes: stored.length, timing });
-      return { result: Promise.resolve({ bytes: stored, source: 'store', timing }), abort: () => {} };
-    }
-    const { waiter, result } = stream.waiters.add(ref, requestMs);
-    this.scheduleTick(0);
-    return { result, abort: () => this.abortWaiter(stream, waiter) };
+    return stream.transfers.load(ref);
   }
 
   /** Integrations report what went wrong around the engine (and what playback survived) as its `warning` event. */
@@ -220,7 +217,7 @@ export class ShoalEngine {
     const error = new ShoalError('DESTROYED', 'the engine was destroyed');
     for (const stream of this.streams.values()) {
       stream.transfers.destroy();
-      stream.waiters.rejectAll(error);
+      stream.transfers.waiters.rejectAll(error);
       stream.pool.leave();
     }
     this.governor.destroy();
@@ -270,13 +267,13 @@ export class ShoalEngine {
       const active = stream.key === this.activeKey;
       // Every stream's downloads share the one downlink; read again for each stream, after the previous one's plan started its own.
       const downlinkLeftBytes = [...this.streams.values()].flatMap(downloadsLeftBytes);
-      if (!active && stream.waiters.size === 0 && stream.transfers.size === 0) continue;
+      if (!active && stream.transfers.waiters.size === 0 && stream.transfers.size === 0) continue;
       if (active) stream.pool.join(this.signaling);
       if (active && !meetingWaits) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, planStream(stream, now, {
-        clock: this.clock, store: this.store, emit: this.emit, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
+        store: this.store, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
-        options: this.options,
+        options: this.options, localPeerId: this.signaling?.localPeerId ?? '',
       }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }
@@ -304,15 +301,6 @@ export class ShoalEngine {
     const originTroubleMs = this.throughput.marginMs(nowMs);
     const uplinkQueueMs = this.governor.queueDelayNowMs(nowMs);
     return originTroubleMs === 0 && uplinkQueueMs === 0 ? windows : { ...windows, originTroubleMs, uplinkQueueMs };
-  }
-
-  private abortWaiter(stream: Stream, waiter: Waiter): void {
-    const sequence = waiter.ref.sequence;
-    const { removed, last } = stream.waiters.remove(waiter);
-    if (!removed) return;
-    if (last) stream.transfers.abandon(sequence);
-    waiter.reject(new ShoalError('ABORTED', `load of segment ${sequence} aborted`));
-    this.reserveUplinkForDownloads();
   }
 
   private assertAlive(): void {

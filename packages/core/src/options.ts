@@ -41,7 +41,7 @@ export interface EngineOptions {
   initialPeerThroughputBytesPerS: number;
   /** How far ahead of the playhead (seconds of media) P2P prefetches in VOD and `high` mode; `normal` uses half, `low` none. */
   p2pWindowS: number;
-  /** Concurrent P2P downloads at most, over all peers (one per peer). */
+  /** Concurrent P2P downloads at most, over all peers: legs, one per peer (a segment from several senders takes one per sender). */
   maxP2PDownloads: number;
   /**
    * Live: how many peers, among those this peer knows, fetch a new segment from the origin. With 1,

@@ -47,7 +47,7 @@ export class Stream {
   registered = false;
   /** The last sequence a playlist listed. */
   private listedUntil = -Infinity;
-  /** The stream's bitrate, bytes per second of media, learnt from completed segments. */
+  /** The stream's bitrate, bytes per second of media, learnt from completed segments (guessed before). */
   bytesPerS = DEFAULT_BYTES_PER_S;
   private bitrateLearnt = false;
   /** What this stream counted (its peer count is the pool's, read by getStats). */
@@ -95,6 +95,11 @@ export class Stream {
    * 2 Mbit/s guess put a 684 kbit/s stream's next segments at 2.5 times their size, too big for the
    * peers that could have brought them), later ones move the average.
    */
+  /** A bitrate to guess segment sizes by until the first segment arrives. */
+  guessBitrate(bytesPerS: number): void {
+    if (!this.bitrateLearnt && bytesPerS > 0) this.bytesPerS = bytesPerS;
+  }
+
   learnBitrate(bytesPerS: number): void {
     this.bytesPerS = this.bitrateLearnt ? 0.8 * this.bytesPerS + 0.2 * bytesPerS : bytesPerS;
     this.bitrateLearnt = true;
@@ -107,7 +112,7 @@ export class Stream {
     this.ordered = [...this.refs.values()].sort((a, b) => a.startS - b.startS);
   }
 
-  /** What the peers deliver, and when they come and go: for the transfers, the seeding and the plans. */
+  /** What the peers say and when they come and go: for the seeding, the transfers and the plans. */
   private peerEvents(context: StreamContext): PeerPoolOwner {
     const { store, replan } = context;
     return {
@@ -125,23 +130,14 @@ export class Stream {
           return peer.close('announced segments that are not out yet');
         }
         if (sequence === undefined) return replan();
-        if ((peer.isFetching(sequence) || peer.has(sequence)) && this.isLive && context.isActive(this.key)) {
-          this.seeding.relay(sequence, this.ordered[this.ordered.length - 1]?.sequence, context.clock.now());
+        if (peer.isFetching(sequence) || peer.has(sequence)) {
+          if (this.isLive && context.isActive(this.key)) this.seeding.relay(sequence, this.ordered[this.ordered.length - 1]?.sequence, context.clock.now());
         }
-        // Only a new holder of a segment we lack can change a plan now; "fetching" and withdrawals
+        // Only a new source of a segment we lack can change a plan now; "fetching" and withdrawals
         // are read by the next plan (an elected seeder plans again at its start time anyway).
-        if (peer.has(sequence) && !this.transfers.has(sequence) && !store.has(this.key, sequence)) replan();
+        if (peer.mayRequest(sequence) && !store.has(this.key, sequence)) replan();
       },
-      onChunk: (peer, sequence, chunk) => this.transfers.onChunk(peer, sequence, chunk),
-      onSegment: (peer, sequence, bytes) => {
-        this.transfers.onSegment(peer, sequence, bytes);
-        replan();
-      },
-      onRefused: (peer, sequence) => {
-        this.transfers.onRefused(peer, sequence);
-        replan();
-      },
-      onPeerGone: (peer, banned) => this.transfers.onPeerGone(peer, banned),
+      onPeerGone: (peer, banned) => this.transfers.peerGone(peer, banned),
     };
   }
 }

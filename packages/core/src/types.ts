@@ -31,6 +31,11 @@ export interface HttpRequest {
   revalidate?: boolean;
   /** Called for every chunk as it arrives, for throughput measurement and progress. */
   onData?: (chunk: Uint8Array) => void;
+  /**
+   * Optional: called once, before the first chunk, with the body's length when the response says
+   * it (Content-Length): the engine can then relay the bytes to peers as they arrive.
+   */
+  onLength?: (bytes: number) => void;
 }
 
 export interface HttpTransfer {

@@ -32,6 +32,7 @@ function world(answer: (sequence: number, send: (message: PeerMessage) => void, 
         if (!decoded.ok) return;
         const message = decoded.message;
         if (message.type === 'have' && n === 3) haves.push(`${message.sequence}:${['none', 'has', 'fetching'][message.state]}`);
+        if (message.type === 'progress' && n === 3) haves.push(`${message.sequence}:progress ${message.heldBytes}/${message.totalBytes}`);
         if (message.type === 'availability') {
           mapsFetching.set(n, message.states.flatMap((state, i) => (state === 2 ? [message.firstSequence + i] : [])));
         }
@@ -52,7 +53,7 @@ function world(answer: (sequence: number, send: (message: PeerMessage) => void, 
 
 describe('announcements', () => {
   it('say an origin fetch once (fetching, then has), and nothing of a request a peer answered busy', async () => {
-    const w = world((sequence, send) => send({ type: 'busy', sequence }));
+    const w = world((sequence, send) => send({ type: 'busy', sequence, waitMs: 3000 }));
     await w.clock.advance(50);
     const load = w.engine.loadSegment(w.refs[0]!);
     const later = w.engine.loadSegment(w.refs[3]!); // needed in 6 s: asked of the holder first, which is busy
@@ -64,7 +65,7 @@ describe('announcements', () => {
     expect(w.haves.filter((have) => have.startsWith('0:'))).toEqual(['0:fetching', '0:has']);
   });
 
-  it('say a segment arriving from a peer twice as `fetching` once its first bytes are in (it is relayed from then on), then has', async () => {
+  it('say a segment arriving from a peer as `progress` once its first bytes are in (it is relayed from then on) and again at half, then has', async () => {
     const w = world((sequence, send, bytes) => {
       send({ type: 'data', sequence, offset: 0, totalBytes: bytes.length, payload: bytes.subarray(0, 16_384) });
       // The rest a second later: the watcher hears of the relay in between.
@@ -78,10 +79,10 @@ describe('announcements', () => {
     await w.clock.advance(50);
     const load = w.engine.loadSegment(w.refs[3]!);
     await w.clock.advance(500);
-    expect(w.haves).toEqual(['3:fetching', '3:fetching']);
+    expect(w.haves).toEqual(['3:progress 16384/200000']);
     await w.clock.advance(3000);
     expect((await load.result).source).toBe('p2p');
-    expect(w.haves).toEqual(['3:fetching', '3:fetching', '3:has']);
+    expect(w.haves).toEqual(['3:progress 16384/200000', '3:progress 114688/200000', '3:has']);
   });
 
   it('give a newcomer the map the others were told: an origin fetch is in it, an unanswered request to a peer is not', async () => {

@@ -11,7 +11,10 @@ class Endless implements UploadSource {
   bufferedAmount = 0;
   backlogBytes = 10_000_000;
   sent = 0;
-  readonly oldestUploadMs = 0;
+  readonly nextDeadlineMs = Infinity;
+  *queued(): Iterable<{ remainingBytes: number; deadlineMs: number }> {
+    yield { remainingBytes: this.backlogBytes, deadlineMs: Infinity };
+  }
   sendChunk(maxBytes: number): number {
     this.sent += maxBytes;
     return maxBytes;

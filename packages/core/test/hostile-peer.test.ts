@@ -5,6 +5,7 @@ import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { PROTOCOL_VERSION, decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { UNPACED, peerId } from './fakes.js';
+import { askFor } from './legs.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
 function setup(segment?: Uint8Array, paceBytesPerS = UNPACED.initialUploadPaceBytesPerS) {
@@ -12,7 +13,7 @@ function setup(segment?: Uint8Array, paceBytesPerS = UNPACED.initialUploadPaceBy
   const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 10_000_000, latencyMs: 5 });
   const violations: string[] = [];
   const hooks: PeerSessionHooks = {
-    onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onSegment: () => {}, onRefused: () => {},
+    onReady: () => {}, onAvailability: () => {},
     segmentSize: () => segment?.length,
     readableBytes: () => segment?.length,
     readSegment: (_sequence, start, end) => segment?.slice(start, end),
@@ -36,13 +37,13 @@ describe('a hostile peer', () => {
     const waits: number[] = [];
     // Silent twice: we cancel each transfer as it falls behind.
     for (const sequence of [1, 2]) {
-      session.request(sequence);
+      const { leg } = askFor(session, clock, sequence);
       await clock.advance(3000);
-      session.cancelDownload();
+      session.cancelLeg(leg);
       waits.push(session.busyUntilMs - clock.now());
     }
     // Then it lies: "absent" for a segment it announced.
-    session.request(3);
+    askFor(session, clock, 3);
     hostile({ type: 'absent', sequence: 3 });
     await clock.advance(50);
     waits.push(Math.round((session.busyUntilMs - clock.now()) / 100) * 100);
@@ -50,46 +51,47 @@ describe('a hostile peer', () => {
     expect(session.mayRequest(3)).toBe(false);
     // A transfer it completes clears the record.
     await clock.advance(5000);
-    session.request(4);
+    const complete = askFor(session, clock, 4);
     hostile({ type: 'data', sequence: 4, offset: 0, totalBytes: 3, payload: new Uint8Array([1, 2, 3]) });
     hostile({ type: 'done', sequence: 4, totalBytes: 3 });
     await clock.advance(50);
-    session.request(5);
-    session.cancelDownload();
+    expect(complete.finished).toBe(true);
+    session.cancelLeg(askFor(session, clock, 5).leg);
     // (cancelled at once: too short to judge)
     expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
     await clock.advance(2000);
-    session.request(6);
+    const silent = askFor(session, clock, 6);
     await clock.advance(3000);
-    session.cancelDownload();
+    session.cancelLeg(silent.leg);
     expect(session.busyUntilMs - clock.now()).toBe(1000);
     // An honest peer that is only slow (5 KB/s here) is not held back.
     await clock.advance(2000);
-    session.request(7);
+    const slow = askFor(session, clock, 7);
     for (let k = 0; k < 10; k += 1) {
       hostile({ type: 'data', sequence: 7, offset: k * 1000, totalBytes: 100_000, payload: new Uint8Array(1000) });
       await clock.advance(200);
     }
-    session.cancelDownload();
+    session.cancelLeg(slow.leg);
     expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
     // Nor one that said others' uploads were queued ahead of ours (it is not idle, only busy).
     hostile({ type: 'ping', sentMs: 0, paceBytesPerS: 50_000, backlogBytes: 500_000 });
     await clock.advance(50);
-    session.request(8);
+    const queued = askFor(session, clock, 8);
     await clock.advance(3000);
-    session.cancelDownload();
+    session.cancelLeg(queued.leg);
     expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
     session.close();
   });
 
-  it('that floods requests gets one upload at a time, and busy for the rest', async () => {
-    // A pace that keeps the first upload under way while the others arrive, though a backlog of four would still be accepted.
+  it('that floods requests gets at most eight queued, and busy with the wait for the rest', async () => {
+    // A pace that keeps the first uploads under way while the others arrive; no deadlines, so the pace alone does not refuse them.
     const { clock, session, hostile, received } = setup(new Uint8Array(100_000), 200_000);
     await clock.advance(50);
-    for (let sequence = 1; sequence <= 10; sequence += 1) hostile({ type: 'request', sequence, offset: 0 });
+    for (let sequence = 1; sequence <= 12; sequence += 1) hostile({ type: 'request', sequence, start: 0, end: 0xffff_ffff, withinMs: 0xffff_ffff });
     await clock.advance(100);
-    const busy = received.filter((message) => message.type === 'busy').map((message) => (message as { sequence: number }).sequence);
-    expect(busy).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const busy = received.filter((message) => message.type === 'busy') as { sequence: number; waitMs: number }[];
+    expect(busy.map((message) => message.sequence)).toEqual([9, 10, 11, 12]);
+    expect(busy.every((message) => message.waitMs > 0)).toBe(true);
     expect(received.some((message) => message.type === 'data' && message.sequence === 1)).toBe(true);
     session.close();
   });

@@ -19,7 +19,7 @@ describe('peer protocol', () => {
   it('matches every test vector in PROTOCOL.md, both ways', () => {
     const all = vectors();
     expect(all.map((vector) => vector.message.type)).toEqual(
-      expect.arrayContaining(['handshake', 'availability', 'have', 'request', 'data', 'done', 'absent', 'busy', 'cancel', 'ping', 'pong']),
+      expect.arrayContaining(['handshake', 'availability', 'have', 'request', 'data', 'done', 'absent', 'busy', 'cancel', 'ping', 'pong', 'progress']),
     );
     for (const { name, message, hex } of all) {
       expect(toHex(encode(message)), name).toBe(hex);
@@ -53,9 +53,9 @@ describe('peer protocol', () => {
   });
 
   it('decodes a message that is a view into a larger buffer', () => {
-    const backing = new Uint8Array(20);
-    backing.set(fromHex('04 00 00 03 f2 00 00 40 00'), 7);
-    expect(decode(backing.subarray(7, 16))).toEqual({ ok: true, message: { type: 'request', sequence: 1010, offset: 16384 } });
+    const backing = new Uint8Array(30);
+    backing.set(fromHex('04 00 00 03 f2 00 00 40 00 00 00 80 00 00 00 09 c4'), 7);
+    expect(decode(backing.subarray(7, 24))).toEqual({ ok: true, message: { type: 'request', sequence: 1010, start: 16384, end: 32768, withinMs: 2500 } });
   });
 
   const malformed: [string, string, Uint8Array][] = [
@@ -75,8 +75,11 @@ describe('peer protocol', () => {
     ['BAD_VALUE', 'availability past sequence 2^32-1', fromHex('02 ff ff ff ff 00 02 00 00')],
     ['BAD_LENGTH', 'have too long', fromHex('03 00 00 00 01 01 00')],
     ['BAD_VALUE', 'have with unknown state', fromHex('03 00 00 00 01 03')],
-    ['BAD_LENGTH', 'request too short', fromHex('04 00 00 00 01 00 00')],
-    ['BAD_VALUE', 'request offset beyond any segment', fromHex('04 00 00 00 01 7f ff ff ff')],
+    ['BAD_LENGTH', 'request too short', fromHex('04 00 00 00 01 00 00 00 00 00 00 40 00')],
+    ['BAD_LENGTH', 'request of version 3 (an offset only)', fromHex('04 00 00 00 01 00 00 40 00')],
+    ['BAD_VALUE', 'request start beyond any segment', fromHex('04 00 00 00 01 7f ff ff ff ff ff ff ff 00 00 00 00')],
+    ['BAD_VALUE', 'request ending at its start', fromHex('04 00 00 00 01 00 00 40 00 00 00 40 00 00 00 00 00')],
+    ['BAD_VALUE', 'request ending past any segment', fromHex('04 00 00 00 01 00 00 00 00 7f 00 00 00 00 00 00 00')],
     ['BAD_LENGTH', 'data without payload', fromHex('05 00 00 00 01 00 00 00 00 00 00 00 10')],
     ['BAD_VALUE', 'data chunk past the segment end', fromHex('05 00 00 00 01 00 00 00 0f 00 00 00 10 aa bb')],
     ['TOO_LARGE', 'data claiming a huge segment', fromHex('05 00 00 00 01 00 00 00 00 7f 00 00 00 aa')],
@@ -84,6 +87,10 @@ describe('peer protocol', () => {
     ['TOO_LARGE', 'done claiming a huge segment', fromHex('06 00 00 00 01 7f 00 00 00')],
     ['BAD_LENGTH', 'absent too long', fromHex('07 00 00 00 01 00')],
     ['BAD_LENGTH', 'busy too short', fromHex('08 00 00 01')],
+    ['BAD_LENGTH', 'busy of version 3 (no wait)', fromHex('08 00 00 00 01')],
+    ['BAD_LENGTH', 'progress too short', fromHex('0c 00 00 00 01 00 00 00 10')],
+    ['BAD_VALUE', 'progress holding more than the segment', fromHex('0c 00 00 00 01 00 00 00 11 00 00 00 10')],
+    ['BAD_VALUE', 'progress of an empty segment', fromHex('0c 00 00 00 01 00 00 00 00 00 00 00 00')],
     ['BAD_LENGTH', 'cancel too long', fromHex('09 00 00 00 01 00')],
   ];
   it.each(malformed)('rejects %s: %s', (code, _name, bytes) => {
@@ -97,7 +104,7 @@ describe('peer protocol', () => {
     const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) & 0xff;
     for (let i = 0; i < 5000; i++) {
       const bytes = Uint8Array.from({ length: random() % 40 }, random);
-      if (bytes.length > 0) bytes[0] = (bytes[0]! % 11);
+      if (bytes.length > 0) bytes[0] = (bytes[0]! % 13);
       expect(() => decode(bytes)).not.toThrow();
     }
   });

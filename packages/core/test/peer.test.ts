@@ -4,13 +4,12 @@ import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
 import { PACE_UNMEASURED, decode, encode } from '../src/wire/peer-protocol.js';
 import { UNPACED, peerId } from './fakes.js';
+import { askFor, askOneAfterAnother } from './legs.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
-function hooks(segment: Uint8Array | undefined, events: string[] = [], segments: Uint8Array[] = []): PeerSessionHooks {
+function hooks(segment: Uint8Array | undefined, events: string[] = []): PeerSessionHooks {
   return {
-    onReady: () => {}, onAvailability: () => {}, onProgress: () => {},
-    onSegment: (_peer, _sequence, bytes) => segments.push(bytes),
-    onRefused: (_peer, sequence, reason) => events.push(`refused ${sequence}: ${reason}`),
+    onReady: () => {}, onAvailability: () => {},
     segmentSize: () => segment?.length,
     readableBytes: () => segment?.length,
     readSegment: (_sequence, start, end) => segment?.slice(start, end),
@@ -30,11 +29,11 @@ describe('peer session', () => {
     uploader.start(true, 7, [1]);
     await clock.advance(100);
     expect(downloader.mayRequest(7)).toBe(true);
-    downloader.request(7);
+    const asked = askFor(downloader, clock, 7);
     await clock.advance(2000);
-    const { prefix } = downloader.cancelDownload();
-    expect(prefix.length).toBeGreaterThan(0);
-    expect(prefix.length).toBeLessThan(200_000);
+    downloader.cancelLeg(asked.leg);
+    expect(asked.arrived).toBeGreaterThan(0);
+    expect(asked.arrived).toBeLessThan(200_000);
     // About 20 KB/s observed, blended with the assumed 500 KB/s: far below the assumption.
     expect(downloader.throughputBytesPerS).toBeLessThan(300_000);
     downloader.close();
@@ -47,38 +46,51 @@ describe('peer session', () => {
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 100_000, latencyMs: 10 });
     const governor = () => new UploadGovernor(clock, 0, UNPACED.initialUploadPaceBytesPerS);
     const events: string[] = [];
-    const segments: Uint8Array[] = [];
-    const downloader = new PeerSession(mine, clock, hooks(undefined, events, segments), governor(), 500_000);
+    const downloader = new PeerSession(mine, clock, hooks(undefined, events), governor(), 500_000);
     const uploader = new PeerSession(theirs, clock, hooks(segment, []), governor(), 500_000);
     downloader.start(false, 0, []);
     uploader.start(true, 7, [1]);
     await clock.advance(100);
-    return { clock, downloader, uploader, events, segments };
+    return { clock, downloader, uploader, events };
   }
 
-  it('resumes at the offset another peer reached, and rates the peer by its own bytes only', async () => {
+  it('brings the byte range asked for, and rates the peer by that range only', async () => {
     const segment = Uint8Array.from({ length: 200_000 }, (_, i) => i % 251);
-    const { clock, downloader, uploader, segments, events } = await pair(segment);
-    const prefix = segment.slice(0, 150_000); // what another peer sent
-    downloader.request(7, { prefix, totalBytes: 200_000 });
-    expect(downloader.downloadProgress).toMatchObject({ startBytes: 150_000, receivedBytes: 150_000, totalBytes: 200_000 });
+    const { clock, downloader, uploader, events } = await pair(segment);
+    const asked = askFor(downloader, clock, 7, { start: 150_000 });
     await clock.advance(1000);
     expect(events).toEqual([]);
-    expect(segments).toHaveLength(1);
-    expect(Buffer.compare(segments[0]!, segment)).toBe(0);
+    expect(asked.finished).toBe(true);
+    expect(asked.arrived).toBe(50_000);
+    expect(Buffer.compare(asked.transfer.buffer!.subarray(150_000), segment.subarray(150_000))).toBe(0);
     // 50 kB in about half a second: ~100 kB/s blended with the assumed 500 kB/s, not 200 kB counted as this peer's.
     expect(downloader.throughputBytesPerS).toBeLessThan(400_000);
+    expect(downloader.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });
 
-  it('gives up a resume whose size differs from the first peer\'s without calling it a violation', async () => {
-    const { clock, downloader, uploader, events } = await pair(new Uint8Array(180_000));
-    downloader.request(7, { prefix: new Uint8Array(150_000), totalBytes: 200_000 });
+  it('brings a range in the middle of the segment and ends it with done', async () => {
+    const segment = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7) % 253);
+    const { clock, downloader, uploader, events } = await pair(segment);
+    const asked = askFor(downloader, clock, 7, { start: 40_000, end: 90_000 });
     await clock.advance(1000);
-    // Either peer may be the one that is wrong: neither is banned, the bytes are dropped.
-    expect(events).toEqual(['refused 7: size']);
-    expect(downloader.downloading).toBeUndefined();
+    expect(events).toEqual([]);
+    expect(asked).toMatchObject({ finished: true, arrived: 50_000, failed: undefined });
+    expect(Buffer.compare(asked.transfer.buffer!.subarray(40_000, 90_000), segment.subarray(40_000, 90_000))).toBe(0);
+    downloader.close();
+    uploader.close();
+  });
+
+  it("gives up a leg whose size differs from another sender's without calling it a violation", async () => {
+    const { clock, downloader, uploader, events } = await pair(new Uint8Array(180_000));
+    const asked = askFor(downloader, clock, 7, { start: 150_000 });
+    asked.transfer.setSize(200_000); // what another sender said
+    await clock.advance(1000);
+    // Either peer may be the one that is wrong: neither is banned, the leg ends.
+    expect(events).toEqual([]);
+    expect(asked.failed).toBe('size');
+    expect(downloader.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });
@@ -102,7 +114,7 @@ describe('peer session', () => {
     // A 20 kB/s link under an uploader that starts at 64 kB/s and has always more to send.
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 20_000, latencyMs: 10 });
     const uploaderGovernor = new UploadGovernor(clock, 0, 64_000);
-    const downloader = new PeerSession(mine, clock, { ...hooks(undefined), onSegment: (peer, sequence) => peer.request(sequence) }, new UploadGovernor(clock, 0, 16_384), 500_000);
+    const downloader = new PeerSession(mine, clock, hooks(undefined), new UploadGovernor(clock, 0, 16_384), 500_000);
     const pongs: number[] = [];
     const tap = theirs.setEvents.bind(theirs);
     theirs.setEvents = (events) => tap({ ...events, message: (data) => {
@@ -118,7 +130,7 @@ describe('peer session', () => {
     uploader.start(true, 7, [1]);
     await clock.advance(100);
     expect(uploaderGovernor.advertised.paceBytesPerS).toBe(PACE_UNMEASURED);
-    downloader.request(7);
+    askOneAfterAnother(downloader, clock, 7);
     await clock.advance(6000);
     // The pongs count what arrived (the downloader's ledger), growing as the link delivers.
     expect(pongs.length).toBeGreaterThan(3);

@@ -14,6 +14,7 @@ import {
   httpRoundTrips,
   sharedDownlinkBytes,
   windowsFor,
+  type LegPlan,
   type PeerPlan,
   type SchedulerInput,
   type SegmentPlan,
@@ -25,7 +26,11 @@ const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 
 const MB = 1_000_000;
 
 function segment(sequence: number, deadlineMs: number, extra: Partial<SegmentPlan> = {}): SegmentPlan {
-  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, p2p: undefined, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, wastedP2PTransfers: 0, ...extra };
+  return { sequence, sizeBytes: MB, deadlineMs, requested: true, httpInFlight: false, seedAtMs: undefined, comingFromPeer: false, seedSatisfied: false, wastedP2PTransfers: 0, ...extra };
+}
+/** A leg of the whole segment from peer `peerId`, started at `startedMs`, `received` bytes in so far. */
+function leg(peerId: string, received: number, startedMs: number, extra: Partial<LegPlan> = {}): LegPlan {
+  return { id: 1, peerId, start: 0, end: Infinity, received, startedMs, firstByteMs: startedMs, orphaned: false, ...extra };
 }
 function peer(id: string, has: number[], throughputBytesPerS = 2 * MB, busy = false): PeerPlan {
   return { id, offers: new Set(has), throughputBytesPerS, busy };
@@ -45,35 +50,77 @@ describe('scheduler', () => {
     expect(withoutWake(actions)).toEqual([{ type: 'http', sequence: 5, reason: 'urgent' }]);
   });
 
-  it('requests a segment in the P2P window from the fastest idle peer that has it', () => {
+  it('splits a segment in the P2P window over the idle peers that have it, in ranges sized to their rates', () => {
     const peers = [peer('slow', [5], 1 * MB), peer('fast', [5], 4 * MB), peer('busy', [5], 9 * MB, true), peer('other', [6], 9 * MB)];
-    const actions = plan(input({ segments: [segment(5, 30_000)], peers }));
-    expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'fast' }]);
+    const [action] = withoutWake(plan(input({ segments: [segment(5, 30_000)], peers })));
+    // 4 and 1 MB/s (x 0.85 slack): 800 kB and 200 kB, each in about 235 ms; the size is an estimate, so the last range runs to the end.
+    expect(action).toMatchObject({ type: 'p2p', sequence: 5, withinMs: 20_000 - 1000 });
+    const parts = action!.type === 'p2p' ? action!.parts : [];
+    expect(parts.map((part) => part.peerId)).toEqual(['fast', 'slow']);
+    expect(parts[0]!.start).toBe(0);
+    expect(parts[0]!.end).toBeCloseTo(800_000, -3);
+    expect(parts[1]).toEqual({ peerId: 'slow', start: parts[0]!.end, end: Infinity });
+    // Known to be 1 MB: the last range ends there.
+    const [known] = withoutWake(plan(input({ segments: [segment(5, 30_000, { sizeKnown: true })], peers })));
+    expect(known!.type === 'p2p' && known!.parts.at(-1)!.end).toBe(MB);
+  });
+
+  it('takes one peer when its uplink alone brings the segment in time, several when none does', () => {
+    const slow = (id: string) => peer(id, [5], 100_000);
+    // 1 MB at 85 kB/s each: 11.8 s alone, past the 10 s available; three bring it in 3.9 s.
+    const [split] = withoutWake(plan(input({ segments: [segment(5, 21_000)], peers: [slow('a'), slow('b'), slow('c')] })));
+    expect(split!.type === 'p2p' && split!.parts.length).toBe(3);
+    // One of them alone: the origin, when HTTP must start.
+    expect(withoutWake(plan(input({ segments: [segment(5, 21_000)], peers: [slow('a')] })))).toEqual([]);
   });
 
   it('asks no peer for a segment whose P2P bytes were thrown away twice: it waits for HTTP\'s time, then the origin', () => {
     const holders = [peer('a', [5])];
-    expect(withoutWake(plan(input({ segments: [segment(5, 30_000, { wastedP2PTransfers: 1 })], peers: holders })))).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    expect(withoutWake(plan(input({ segments: [segment(5, 30_000, { wastedP2PTransfers: 1 })], peers: holders })))[0]).toMatchObject({ type: 'p2p', parts: [{ peerId: 'a' }] });
     const given = plan(input({ segments: [segment(5, 30_000, { wastedP2PTransfers: MAX_WASTED_P2P_TRANSFERS })], peers: holders }));
     expect(withoutWake(given)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
   });
 
   it('keeps an in-flight P2P transfer for an urgent segment while it is predicted in time', () => {
-    const transfer = { peerId: 'a', receivedBytes: 900_000, totalBytes: MB, startedMs: 9_000 };
-    const actions = plan(input({ segments: [segment(5, 12_000, { p2p: transfer })], peers: [peer('a', [5])] }));
+    const actions = plan(input({ segments: [segment(5, 12_000, { legs: [leg('a', 900_000, 9_000)] })], peers: [peer('a', [5])] }));
     expect(withoutWake(actions)).toEqual([]);
   });
 
-  it('cancels a P2P transfer that will miss its deadline and resumes the rest over HTTP', () => {
+  it('moves the rest of a P2P leg that will miss its deadline to the origin, as a Range request', () => {
     // 100 KB in 4 s: 25 KB/s, 900 KB left, deadline in 1.5 s.
-    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
-    const actions = plan(input({ segments: [segment(5, 11_500, { p2p: transfer })], peers: [peer('a', [5])] }));
-    expect(withoutWake(actions)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+    const actions = plan(input({ segments: [segment(5, 11_500, { legs: [leg('a', 100_000, 6_000)] })], peers: [peer('a', [5])] }));
+    expect(withoutWake(actions)).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
+  });
+
+  it('moves a leg that falls behind to another holder while HTTP would still fit after it', () => {
+    // 900 KB left at 25 KB/s: 36 s, the deadline is in 10 s; b brings them in 0.45 s.
+    const segments = [segment(5, 20_000, { legs: [leg('a', 100_000, 6_000)] })];
+    const peers = [peer('a', [5]), peer('b', [5])];
+    // The remainder's HTTP budget (2350 ms) is what b's range must leave before the deadline.
+    expect(withoutWake(plan(input({ segments, peers })))).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: 'b', withinMs: 10_000 - 2350 }]);
+    // Where b would leave no time for HTTP after it: the origin.
+    expect(withoutWake(plan(input({ nowMs: 17_650, segments, peers })))).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
+    // Without another holder it runs while HTTP could still bring the rest.
+    expect(withoutWake(plan(input({ segments, peers: [peer('a', [5])] })))).toEqual([]);
+  });
+
+  it('trusts a leg whose first byte has not come on its peer\'s promise, until HTTP must start for it', () => {
+    const waiting = leg('a', 0, 9_000, { firstByteMs: undefined, withinMs: 9_000 });
+    expect(withoutWake(plan(input({ segments: [segment(5, 20_000, { legs: [waiting] })], peers: [peer('a', [5], 1000)] })))).toEqual([]);
+    // 2500 ms before the deadline HTTP must start for the whole: the promise no longer counts.
+    const due = plan(input({ nowMs: 17_500, segments: [segment(5, 20_000, { legs: [waiting] })], peers: [peer('a', [5], 1000)] }));
+    expect(withoutWake(due)).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
+  });
+
+  it('drops a transfer nobody waits for whose leg cannot go on from peers', () => {
+    const orphan = leg('gone', 120_000, 0, { orphaned: true });
+    expect(withoutWake(plan(input({ segments: [segment(5, 30_000, { requested: false, legs: [orphan] })], peers: [] })))).toEqual([{ type: 'drop', sequence: 5 }]);
+    // The player waits for it: the rest from the origin at once.
+    expect(withoutWake(plan(input({ segments: [segment(5, 30_000, { legs: [orphan] })], peers: [] })))).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
   });
 
   it('lets a slow transfer run while HTTP could still finish its remainder, and wakes in time to decide', () => {
-    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
-    const actions = plan(input({ segments: [segment(5, 20_000, { p2p: transfer })], peers: [peer('a', [5])] }));
+    const actions = plan(input({ segments: [segment(5, 20_000, { legs: [leg('a', 100_000, 6_000)] })], peers: [peer('a', [5])] }));
     expect(withoutWake(actions)).toEqual([]);
     // remainder 900 KB: 900 ms x 1.5 + 1000 ms = 2350 ms before the deadline
     expect(actions).toContainEqual({ type: 'wake', atMs: 20_000 - 2350 });
@@ -88,11 +135,10 @@ describe('scheduler', () => {
     expect(httpBudgetMs(MB, MB, normal)).toBe(2500);
     expect(httpBudgetMs(MB, MB, { ...normal, uplinkQueueMs: 600 })).toBeCloseTo(2500 + 600 * httpRoundTrips(MB), 6);
     // The slow transfer above, behind 600 ms of uplink queue: its remainder goes to HTTP now, not at 17,650.
-    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
-    const segments = [segment(5, 15_000, { p2p: transfer })];
+    const segments = [segment(5, 15_000, { legs: [leg('a', 100_000, 6_000)] })];
     expect(withoutWake(plan(input({ segments, peers: [peer('a', [5])] })))).toEqual([]);
     const congested = plan(input({ segments, peers: [peer('a', [5])], windows: { ...normal, uplinkQueueMs: 600 } }));
-    expect(withoutWake(congested)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+    expect(withoutWake(congested)).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
   });
 
   it('goes to HTTP at once in VOD when no peer has the requested segment', () => {
@@ -118,8 +164,7 @@ describe('scheduler', () => {
 
   it('counts the other downloads, not the transfer itself, when moving a P2P remainder to HTTP', () => {
     // 900 KB left, listed on the downlink with another download's 2 MB: 900 + 900 KB shared, x 1.5 + 1000 ms = 3700 ms.
-    const transfer = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
-    const actions = plan(input({ segments: [segment(5, 20_000, { p2p: transfer })], peers: [peer('a', [5])], downlinkLeftBytes: [900_000, 2 * MB] }));
+    const actions = plan(input({ segments: [segment(5, 20_000, { legs: [leg('a', 100_000, 6_000)] })], peers: [peer('a', [5])], downlinkLeftBytes: [900_000, 2 * MB] }));
     expect(actions).toEqual([{ type: 'wake', atMs: 20_000 - 3700 }]);
   });
 
@@ -142,19 +187,18 @@ describe('scheduler', () => {
     const onOrigin = plan(input({ isLive: true, segments: [segment(5, 14_000, { httpInFlight: true }), seed], peers: [peer('a', [])] }));
     expect(withoutWake(onOrigin)).toEqual([]);
     // Also when this plan sends the player's segment to the origin (here, a P2P transfer falling behind).
-    const falling = { peerId: 'a', receivedBytes: 100_000, totalBytes: MB, startedMs: 6_000 };
-    const moved = plan(input({ isLive: true, segments: [segment(5, 11_500, { p2p: falling }), seed], peers: [peer('a', [5])] }));
-    expect(withoutWake(moved)).toEqual([{ type: 'cancel-p2p', sequence: 5, resumeOverHttp: true }]);
+    const moved = plan(input({ isLive: true, segments: [segment(5, 11_500, { legs: [leg('a', 100_000, 6_000)] }), seed], peers: [peer('a', [5])] }));
+    expect(withoutWake(moved)).toEqual([{ type: 'move', sequence: 5, legId: 1, toPeerId: undefined, withinMs: 0 }]);
     const free = plan(input({ isLive: true, segments: [segment(5, 14_000, { requested: false }), seed], peers: [peer('a', [])] }));
     expect(withoutWake(free)).toEqual([{ type: 'http', sequence: 9, reason: 'seed' }]);
   });
 
-  it('respects the P2P concurrency limit and uses each peer for one transfer at a time', () => {
+  it('respects the limit on P2P legs and gives each peer one leg at a time', () => {
     const segments = [segment(5, 30_000), segment(6, 32_000), segment(7, 34_000, { requested: false })];
     const actions = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7])], maxP2PDownloads: 4 }));
-    expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
-    const two = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7]), peer('b', [5, 6, 7])], maxP2PDownloads: 1 }));
-    expect(withoutWake(two)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    expect(withoutWake(actions)).toEqual([{ type: 'p2p', sequence: 5, parts: [{ peerId: 'a', start: 0, end: Infinity }], withinMs: 19_000 }]);
+    const one = plan(input({ isLive: true, segments, peers: [peer('a', [5, 6, 7]), peer('b', [5, 6, 7])], maxP2PDownloads: 1 }));
+    expect(withoutWake(one)).toEqual([{ type: 'p2p', sequence: 5, parts: [{ peerId: 'a', start: 0, end: Infinity }], withinMs: 19_000 }]);
   });
 
   it('uses P2P only where it cannot hurt in low latency mode', () => {
@@ -163,7 +207,7 @@ describe('scheduler', () => {
     const tight = plan(input({ windows: low, isLive: true, segments: [segment(5, 13_500)], peers: [peer('a', [5])] }));
     expect(withoutWake(tight)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
     const roomy = plan(input({ windows: low, isLive: true, segments: [segment(5, 14_000)], peers: [peer('a', [5])] }));
-    expect(withoutWake(roomy)).toEqual([{ type: 'p2p', sequence: 5, peerId: 'a' }]);
+    expect(withoutWake(roomy)[0]).toMatchObject({ type: 'p2p', parts: [{ peerId: 'a' }] });
     const nobody = plan(input({ windows: low, isLive: true, segments: [segment(5, 30_000)], peers: [peer('a', [])] }));
     expect(withoutWake(nobody)).toEqual([{ type: 'http', sequence: 5, reason: 'no-peer' }]);
   });
@@ -185,8 +229,9 @@ describe('scheduler', () => {
     expect(high.prefetchAheadS).toBe(60);
     expect(low.httpSafetyFactor).toBeGreaterThan(normal.httpSafetyFactor);
     expect([low.waitForPeers, normal.waitForPeers, high.waitForPeers]).toEqual([false, true, true]);
-    // the same live segment, 3 s ahead, with a peer that has it: HTTP in low, P2P in normal
-    const state = { isLive: true, segments: [segment(5, 13_000)], peers: [peer('a', [5])] };
+    // the same live segment, 3.6 s ahead, with a peer that has it: HTTP in low, P2P in normal
+    // (HTTP's 2.5 s budget and the peer's 0.5 s first-byte allowance leave it 0.6 s)
+    const state = { isLive: true, segments: [segment(5, 13_600)], peers: [peer('a', [5])] };
     expect(withoutWake(plan(input({ ...state, windows: low })))[0]).toMatchObject({ type: 'http' });
     expect(withoutWake(plan(input({ ...state, windows: normal })))[0]).toMatchObject({ type: 'p2p' });
   });

@@ -10,8 +10,11 @@ import { VirtualClock } from '@shoal/sim/kit';
 class Source implements UploadSource {
   bufferedAmount = 0;
   constructor(public backlogBytes: number, public ready = backlogBytes) {}
-  get oldestUploadMs(): number | undefined {
-    return this.ready > 0 ? 0 : undefined;
+  get nextDeadlineMs(): number | undefined {
+    return this.ready > 0 ? Infinity : undefined;
+  }
+  *queued(): Iterable<{ remainingBytes: number; deadlineMs: number }> {
+    if (this.backlogBytes > 0) yield { remainingBytes: this.backlogBytes, deadlineMs: Infinity };
   }
   sendChunk(maxBytes: number): number {
     const bytes = Math.min(maxBytes, this.ready);

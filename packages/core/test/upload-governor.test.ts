@@ -2,13 +2,14 @@
 // whole loop (pings, delay samples, pace) over a fake link slower than its start pace.
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
-import { PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
+import { NOT_SERVING, PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
 import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, chunkBytesFor, nextPace } from '../src/upload/pace.js';
 import { UploadGovernor, type UploadSource } from '../src/upload/upload-governor.js';
 import { peerId } from './fakes.js';
+import { askOneAfterAnother } from './legs.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
 
-/** A source whose channel sends at once; it records what it sent, when. */
+/** A source of one upload needed by `deadlineMs`, whose channel sends at once; it records what it sent, when. */
 class Source implements UploadSource {
   bufferedAmount = 0;
   backlogBytes: number;
@@ -16,13 +17,16 @@ class Source implements UploadSource {
   pingsResumed = 0;
   constructor(
     private readonly clock: VirtualClock,
-    readonly oldestRequestMs: number,
+    readonly deadlineMs: number,
     bytes: number,
   ) {
     this.backlogBytes = bytes;
   }
-  get oldestUploadMs(): number | undefined {
-    return this.backlogBytes > 0 ? this.oldestRequestMs : undefined;
+  get nextDeadlineMs(): number | undefined {
+    return this.backlogBytes > 0 ? this.deadlineMs : undefined;
+  }
+  *queued(): Iterable<{ remainingBytes: number; deadlineMs: number }> {
+    if (this.backlogBytes > 0) yield { remainingBytes: this.backlogBytes, deadlineMs: this.deadlineMs };
   }
   sendChunk(maxBytes: number): number {
     const bytes = Math.min(maxBytes, this.backlogBytes);
@@ -38,16 +42,11 @@ class Source implements UploadSource {
   }
 }
 
-/**
- * A session's hooks: it serves a 60 kB segment of every sequence (or nothing; or, relaying, only
- * its first `readable` bytes so far), and asks for the next segment as soon as one arrives (an
- * uploader never short of work).
- */
+/** A session's hooks: it serves a 60 kB segment of every sequence (or nothing; or, relaying, only its first `readable` bytes so far). */
 function hooks(serves: boolean, readable?: number): PeerSessionHooks {
   const segment = new Uint8Array(60_000);
   return {
-    onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {},
-    onSegment: (peer, sequence) => peer.request(sequence + 1),
+    onReady: () => {}, onAvailability: () => {},
     segmentSize: () => (serves ? segment.length : undefined),
     readableBytes: () => (serves ? (readable ?? segment.length) : undefined),
     readSegment: (_sequence, start, end) => (serves ? segment.slice(start, end) : undefined),
@@ -57,8 +56,8 @@ function hooks(serves: boolean, readable?: number): PeerSessionHooks {
 }
 
 /**
- * Peer `remote` asks us for segments over a link of `linkBytesPerS` (it asks once `request(0)` is
- * called); `uploader` is our session, its pings to the peer counted in `pings.count`.
+ * Peer `remote` asks us for segments over a link of `linkBytesPerS` (it asks, one after another,
+ * once `askOneAfterAnother` is called); `uploader` is our session, its pings to the peer counted in `pings.count`.
  */
 function uploadingTo(clock: VirtualClock, governor: UploadGovernor, remote: number, linkBytesPerS: number, readable?: number) {
   const [mine, theirs] = linkTransports(clock, peerId(remote), peerId(1), { bytesPerS: linkBytesPerS, latencyMs: 30 });
@@ -92,7 +91,7 @@ describe('upload governor', () => {
     expect(chunkBytesFor(10_000_000)).toBe(16_384);
   });
 
-  it('paces every upload together, oldest request first, and pauses while yielding', async () => {
+  it('paces every upload together, the earliest deadline first, takes what it can meet, and pauses while yielding', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 50_000);
     const late = new Source(clock, 5, 100_000);
@@ -104,21 +103,22 @@ describe('upload governor', () => {
     // Nothing measured the uplink: the start pace holds (within one burst).
     expect(early.total + late.total).toBeGreaterThan(45_000);
     expect(early.total + late.total).toBeLessThan(55_000);
-    expect(late.total).toBe(0); // the older request gets everything until it is done
+    expect(late.total).toBe(0); // the earlier deadline gets everything until it is done
     await clock.advance(1500);
     expect(early.backlogBytes).toBe(0);
     expect(late.total).toBeGreaterThan(0);
     expect(late.pingsResumed).toBe(1);
-    expect(governor.accepts()).toBe(true);
+    // Not measured yet: a request is taken unless it would wait long behind the backlog.
+    expect(governor.admit(50_000, clock.now() + 3000)).toBeUndefined();
     const backlog = new Source(clock, 9, 1_000_000);
     governor.add(backlog);
-    expect(governor.accepts()).toBe(false); // a new request would wait far longer than a few seconds behind the backlog
+    expect(governor.admit(50_000, clock.now() + 3000)).toBeGreaterThan(20_000); // 20 s and more behind the backlog
     governor.remove(backlog);
     governor.setYielding(true);
     const before = late.total;
     await clock.advance(2000);
     expect(late.total).toBe(before);
-    expect(governor.accepts()).toBe(false);
+    expect(governor.admit(50_000, clock.now() + 3000)).toBe(NOT_SERVING);
     expect(governor.stats).toMatchObject({ paceBytesPerS: 0, yielding: true });
     governor.setYielding(false);
     await clock.advance(500);
@@ -142,7 +142,7 @@ describe('upload governor', () => {
     const held = source.total;
     await clock.advance(2000);
     expect(source.total).toBe(held);
-    expect(governor.accepts()).toBe(true); // a pause of a download's length: requests still queue
+    expect(governor.admit(50_000, clock.now() + 10_000)).toBeUndefined(); // a pause of a download's length: requests still queue
     governor.setOriginDownloads(0);
     await clock.advance(1000);
     expect(source.total - held).toBeGreaterThan(45_000);
@@ -309,7 +309,7 @@ describe('upload governor', () => {
     downloader.start(false, 0, []);
     uploader.start(true, 0, [1]);
     await clock.advance(100);
-    downloader.request(0);
+    askOneAfterAnother(downloader, clock);
     await clock.advance(30_000);
     const paces: number[] = [];
     for (let second = 0; second < 30; second++) {
@@ -336,8 +336,8 @@ describe('upload governor', () => {
     const idle = uploadingTo(clock, governor, 3, 20_000);
     const relayed = uploadingTo(clock, governor, 4, 20_000, 0); // its segment's bytes have not reached us yet
     await clock.advance(100);
-    asking.downloader.request(0);
-    relayed.downloader.request(0);
+    askOneAfterAnother(asking.downloader, clock);
+    askOneAfterAnother(relayed.downloader, clock);
     await clock.advance(2000);
     for (const { pings } of [asking, idle, relayed]) pings.count = 0;
     await clock.advance(20_000);
@@ -357,7 +357,7 @@ describe('upload governor', () => {
       const governor = new UploadGovernor(clock, 0, 16 * 1024);
       const { downloader, uploader, pings } = uploadingTo(clock, governor, 2, linkBytesPerS);
       await clock.advance(100);
-      downloader.request(0);
+      askOneAfterAnother(downloader, clock);
       await clock.advance(5000);
       const probing = governor.advertised.paceBytesPerS === PACE_UNMEASURED;
       pings.count = 0;
@@ -381,7 +381,7 @@ describe('upload governor', () => {
     const clock = new VirtualClock();
     const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 10_000_000, latencyMs: 30 });
     const hooks = (serves: boolean): PeerSessionHooks => ({
-      onReady: () => {}, onAvailability: () => {}, onProgress: () => {}, onRefused: () => {}, onSegment: () => {},
+      onReady: () => {}, onAvailability: () => {},
       segmentSize: () => (serves ? 1_000_000 : undefined),
       readableBytes: () => (serves ? 1_000_000 : undefined),
       readSegment: () => undefined,

@@ -30,7 +30,7 @@ export function vodSwarm(engines: ShoalEngine[]) {
     const engine = new ShoalEngine({ ...UNPACED, ...options }, { clock, http: origin, signaling });
     engines.push(engine);
     engine.on('peer-banned', (event) => banned.push(`${n} banned ${event.peerId.slice(-1)}: ${event.reason}`));
-    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs, bandwidthBitsPerS: 800_000 }); // as hls.js says BANDWIDTH
     engine.setPlayback(atStart);
     return { engine, signaling, n };
   };
@@ -43,8 +43,8 @@ export function vodSwarm(engines: ShoalEngine[]) {
     return ends;
   };
   /**
-   * A scripted peer `n`, linked to `to`, that says it has segment 5 and serves it from any offset
-   * asked with one byte near the end flipped; returns the offsets it was asked at.
+   * A scripted peer `n`, linked to `to`, that says it has segment 5 and serves any range asked of
+   * it with one byte near the range's end flipped; returns the offsets the ranges started at.
    */
   const corruptHolder = (to: Made, n: number, options: LinkOptions): number[] => {
     const [mine, hostile] = linkTransports(clock, peerId(to.n), peerId(n), options);
@@ -53,12 +53,14 @@ export function vodSwarm(engines: ShoalEngine[]) {
       message: (data) => {
         const message = decode(data);
         if (!message.ok || message.message.type !== 'request') return;
-        const { sequence, offset } = message.message;
-        offsets.push(offset);
+        const { sequence, start } = message.message;
+        offsets.push(start);
         const bytes = origin.files.get(refs[sequence]!.url)!.slice();
-        bytes[SEGMENT_BYTES - 10] = bytes[SEGMENT_BYTES - 10]! ^ 0xff;
-        for (let at = offset; at < bytes.length; at += 16_384) {
-          hostile.send(encode({ type: 'data', sequence, offset: at, totalBytes: bytes.length, payload: bytes.subarray(at, at + 16_384) }));
+        const end = Math.min(message.message.end, bytes.length);
+        const flipped = Math.max(start, end - 10);
+        bytes[flipped] = bytes[flipped]! ^ 0xff;
+        for (let at = start; at < end; at += 16_384) {
+          hostile.send(encode({ type: 'data', sequence, offset: at, totalBytes: bytes.length, payload: bytes.subarray(at, Math.min(at + 16_384, end)) }));
         }
         hostile.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
       },

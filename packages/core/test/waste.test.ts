@@ -76,13 +76,14 @@ describe('waste', () => {
     holder.setPlayback({ positionS: 0, rate: 0, bufferedUntilS: 0, isLive: false });
     await Promise.all(refs.map((ref) => holder.loadSegment(ref).result.catch(() => {})).concat(clock.advance(5000)));
     // A fast peer assumed from the start: the first segment in the window is due in 2 s, and at the
-    // assumed 500 kB/s (less the planner's slack) the estimated 500 kB would not leave the margin.
+    // assumed 500 kB/s (less the planner's slack) it would not leave HTTP's budget after it. The
+    // player says the rendition's bitrate (800 kbit/s: 200 kB segments, as they are).
     const viewer = new ShoalEngine(
       { ...UNPACED, storeBytesLimit: 2_000_000, p2pWindowS: 60, initialPeerThroughputBytesPerS: 2_000_000 },
       { clock, http: origin, signaling: tracker.signaling(peerId(2)) },
     );
     engines.push(viewer);
-    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    viewer.registerStream({ streamKey: VOD, isLive: false, segments: refs, bandwidthBitsPerS: 800_000 });
     viewer.setPlayback({ positionS: 0, rate: 0, bufferedUntilS: 0, isLive: false }); // paused: the window stays put
     await clock.advance(20_000);
     const stats = viewer.getStats();

@@ -1,4 +1,5 @@
-// What one peer says it has: its availability map and `have` deltas, as the session reads them.
+// What one peer says it has: its availability map, `have` deltas and `progress` (the bytes it holds
+// of a segment it is still receiving: a relay), as the session reads them.
 import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
 
 /**
@@ -6,26 +7,39 @@ import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
  * eviction, so an honest map stays near its store's size; one that only grows is a flood.
  */
 export const MAX_ANNOUNCED_SEGMENTS = 8192;
+/** Segments a peer may relay at once (a relay's progress is kept until it says `has` or `none`). */
+const MAX_RELAYED_SEGMENTS = 64;
+
+/** A relay's last progress: bytes [0, heldBytes) of totalBytes held at atMs, and the rate they grew at between its last two. */
+export interface RelayProgress {
+  heldBytes: number;
+  totalBytes: number;
+  atMs: number;
+  /** Bytes/s between its last two progress messages (undefined after the first). */
+  growthBytesPerS: number | undefined;
+}
 
 export class PeerAvailability {
   private readonly states = new Map<number, SegmentStateValue>();
-  /**
-   * Segments it is fetching and can relay: it announced `fetching` a second time (a relay does so
-   * once its first bytes arrive; see PROTOCOL.md). Only these of its `fetching` segments are asked for.
-   */
-  private readonly relaying = new Set<number>();
+  /** Segments it is receiving and serves as their bytes arrive (it said `progress`). */
+  private readonly relaying = new Map<number, RelayProgress>();
 
   has(sequence: number): boolean {
     return this.states.get(sequence) === SegmentState.has;
   }
 
   isFetching(sequence: number): boolean {
-    return this.states.get(sequence) === SegmentState.fetching;
+    return this.states.get(sequence) === SegmentState.fetching || this.relaying.has(sequence);
   }
 
   /** It has the segment, or relays it as it arrives. */
   serves(sequence: number): boolean {
     return this.has(sequence) || this.relaying.has(sequence);
+  }
+
+  /** What it holds of a segment it relays, or undefined (it has the whole, or nothing). */
+  relay(sequence: number): RelayProgress | undefined {
+    return this.relaying.get(sequence);
   }
 
   /** The newest segment it says it has (undefined: none). */
@@ -44,20 +58,30 @@ export class PeerAvailability {
     });
   }
 
-  /** A `have` delta; returns a violation when it announces too much at once. */
+  /** A `have` delta; returns a violation when it announces too much at once. Any `have` ends a relay's progress. */
   update(sequence: number, state: SegmentStateValue): string | undefined {
     if (state !== SegmentState.none && !this.states.has(sequence) && this.states.size >= MAX_ANNOUNCED_SEGMENTS) {
       return `announced more than ${MAX_ANNOUNCED_SEGMENTS} segments at once`;
     }
-    if (state === SegmentState.fetching && this.isFetching(sequence)) this.relaying.add(sequence);
-    else this.relaying.delete(sequence);
-    if (this.relaying.size > 64) this.relaying.delete(this.relaying.values().next().value!);
+    this.relaying.delete(sequence);
     if (state === SegmentState.none) this.states.delete(sequence);
     else this.states.set(sequence, state);
     return undefined;
   }
 
-  /** It answered `absent`: not asked for the segment again before its next `have` (and, unless it was relaying it, it has it not). */
+  /** A `progress`: it relays the segment, holding its first `heldBytes`. Returns a violation when the size changed. */
+  progress(sequence: number, heldBytes: number, totalBytes: number, nowMs: number): string | undefined {
+    const previous = this.relaying.get(sequence);
+    if (previous && previous.totalBytes !== totalBytes) return `segment ${sequence} changed size from ${previous.totalBytes} to ${totalBytes}`;
+    const growthBytesPerS =
+      previous && nowMs > previous.atMs && heldBytes > previous.heldBytes ? ((heldBytes - previous.heldBytes) / (nowMs - previous.atMs)) * 1000 : previous?.growthBytesPerS;
+    this.relaying.set(sequence, { heldBytes, totalBytes, atMs: nowMs, growthBytesPerS });
+    if (!this.states.has(sequence)) this.states.set(sequence, SegmentState.fetching);
+    if (this.relaying.size > MAX_RELAYED_SEGMENTS) this.relaying.delete(this.relaying.keys().next().value!);
+    return undefined;
+  }
+
+  /** It answered `absent`: not asked for the segment again before its next `have` or `progress` (and, unless it was relaying it, it has it not). */
   refused(sequence: number, relayed: boolean): void {
     this.relaying.delete(sequence);
     if (!relayed) this.states.delete(sequence);

@@ -1,45 +1,157 @@
-// The segment we download from one peer, as it arrives: from offset 0, or resumed after the bytes
-// another peer sent (the whole is assembled in one buffer either way). Plain data and pure
-// functions; the session (peer.ts) holds one and applies the protocol's rules to it.
+// What we download from one peer: the leg it brings us now (one at a time: a peer serves us one
+// byte range at a time), checked against the session's rules as its bytes arrive and handed
+// straight to the transfer's room; the rate it delivered at; and how long to leave it alone after
+// it failed us (silent, trickling, lying) or said busy.
+import type { Clock } from '../types.js';
+import type { Leg, LegSink } from '../transfers/transfer.js';
+import { NOT_SERVING, type PeerMessage } from '../wire/peer-protocol.js';
 
-/** A transfer resumed from another peer: the bytes that one sent, and the segment's size it said. */
-export interface ResumedPrefix {
-  prefix: Uint8Array;
-  totalBytes: number;
+/** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
+const MIN_RATE_SAMPLE_MS = 250;
+/**
+ * A leg from this peer that we cancelled while it delivered next to nothing (below
+ * STALLED_BYTES_PER_S) though it said no upload was queued ahead of ours, or that it refused as
+ * `absent` after announcing the segment: we leave the peer alone for 1 s, doubling with every such
+ * failure in a row up to a minute, until it completes a leg. Silent, trickling and lying peers
+ * are starved this way; an honest peer that is slow, or busy serving others, is not held back.
+ */
+const FAILURE_BACKOFF_MS = 1000;
+const MAX_FAILURE_BACKOFF_MS = 60_000;
+const STALLED_BYTES_PER_S = 2048;
+/** A `busy` that says how long: not asked again before then (at most this long); one that does not serve now, this long. */
+const MAX_BUSY_WAIT_MS = 4000;
+const NOT_SERVING_WAIT_MS = 2000;
+
+/** A rate sample blended into a peer's download rate: half the old rate, half the new. */
+function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number {
+  return 0.5 * bytesPerS + 0.5 * ((bytes / elapsedMs) * 1000);
 }
 
-export interface Download {
-  sequence: number;
-  startedMs: number;
-  /** Allocated when the first data gives the size (a resume's prefix copied in then). */
-  buffer: Uint8Array | undefined;
-  /** Counted from offset 0: a resumed transfer starts at its prefix's length. */
-  receivedBytes: number;
-  resumed: ResumedPrefix | undefined;
-  /** Asked while the peer was still receiving it (a relay): `absent` then is no lie. */
-  relayed: boolean;
-}
+export class PeerDownload {
+  /** The leg the peer brings us now, and the room its bytes go to. */
+  private current: { leg: Leg; sink: LegSink } | undefined;
+  /** Sequences whose legs we cancelled: their trailing chunks are ignored, not violations. */
+  private readonly cancelled = new Set<number>();
+  /** Download rate from this peer, bytes/s: an average over its legs. */
+  throughputBytesPerS: number;
+  /** The peer said busy, or failed us: do not ask it again before this time. */
+  busyUntilMs = 0;
+  /** Legs it failed in a row. */
+  private failures = 0;
 
-export interface DownloadProgress {
-  startedMs: number;
-  /** Where this peer's bytes start: the bytes before came from another peer (a resume), else 0. */
-  startBytes: number;
-  receivedBytes: number;
-  totalBytes: number | undefined;
-}
+  constructor(
+    private readonly clock: Clock,
+    initialThroughputBytesPerS: number,
+  ) {
+    this.throughputBytesPerS = initialThroughputBytesPerS;
+  }
 
-export function downloadProgress(download: Download): DownloadProgress {
-  const { startedMs, receivedBytes, resumed } = download;
-  return { startedMs, startBytes: resumed?.prefix.length ?? 0, receivedBytes, totalBytes: download.buffer?.length ?? resumed?.totalBytes };
-}
+  get leg(): Leg | undefined {
+    return this.current?.leg;
+  }
 
-/** Bytes this peer sent us of the segment: what its rate samples count (a resume's prefix is another peer's). */
-export function bytesFromPeer(download: Download): number {
-  return download.receivedBytes - (download.resumed?.prefix.length ?? 0);
-}
+  /** It failed us lately and its backoff runs: what it announces is not worth waiting for. */
+  get failing(): boolean {
+    return this.failures > 0 && this.busyUntilMs > this.clock.now();
+  }
 
-/** What arrived from offset 0 (a resume's prefix included), and the segment's size if known. */
-export function receivedPrefix(download: Download): { prefix: Uint8Array; totalBytes: number | undefined } {
-  if (!download.buffer) return download.resumed ? { ...download.resumed } : { prefix: new Uint8Array(0), totalBytes: undefined };
-  return { prefix: download.buffer.subarray(0, download.receivedBytes), totalBytes: download.buffer.length };
+  /** A leg of the segment was cancelled here recently: chunks of it may still be on the way, and would be taken for a new leg's. */
+  cancelledRecently(sequence: number): boolean {
+    return this.cancelled.has(sequence);
+  }
+
+  /** Asks for `leg`; returns the request to send. */
+  request(leg: Leg, withinMs: number, sink: LegSink): PeerMessage {
+    this.cancelled.delete(leg.transfer.sequence);
+    this.current = { leg, sink };
+    return { type: 'request', sequence: leg.transfer.sequence, start: leg.next, end: Number.isFinite(leg.end) ? leg.end : 0xffff_ffff, withinMs: Math.max(0, Math.min(Math.round(withinMs), 0xffff_fffe)) };
+  }
+
+  /** A data message: a violation (to ban the peer for), or undefined. */
+  data(sequence: number, offset: number, totalBytes: number, payload: Uint8Array, remoteSays: { backlogBytes: number } | undefined): string | undefined {
+    const current = this.current;
+    if (!current || current.leg.transfer.sequence !== sequence) {
+      return this.cancelled.has(sequence) ? undefined : `data for segment ${sequence} never requested`;
+    }
+    const { leg, sink } = current;
+    if (totalBytes === 0) return 'empty segment';
+    if (leg.received === 0 && leg.transfer.totalBytes !== totalBytes && !sink.sized(leg, totalBytes)) {
+      // Another sender said another size: one of them is wrong, and we cannot tell which.
+      this.stop(remoteSays);
+      sink.failed(leg, 'size');
+      return undefined;
+    }
+    if (leg.transfer.totalBytes !== totalBytes) return `segment size changed from ${leg.transfer.totalBytes} to ${totalBytes}`;
+    if (offset !== leg.next) return `chunk at ${offset}, expected ${leg.next}`;
+    if (offset + payload.length > leg.end) return `chunk ${offset}+${payload.length} past the range asked (to ${leg.end})`;
+    sink.arrived(leg, payload);
+    return undefined;
+  }
+
+  /** `done`: a violation, or undefined. */
+  done(sequence: number, totalBytes: number): string | undefined {
+    const current = this.current;
+    if (!current || current.leg.transfer.sequence !== sequence) {
+      return this.cancelled.has(sequence) ? undefined : `done for segment ${sequence} never requested`;
+    }
+    const { leg, sink } = current;
+    // A range that starts past the segment's end (the plan split an estimated size) is done at
+    // once, maybe before any data said the size.
+    if (leg.transfer.totalBytes === undefined && !sink.sized(leg, totalBytes)) return undefined;
+    if (leg.transfer.totalBytes !== totalBytes || leg.next < Math.min(leg.end, totalBytes)) return `done after ${leg.next} of ${Math.min(leg.end, totalBytes)} bytes`;
+    this.current = undefined;
+    this.failures = 0;
+    const elapsedMs = Math.max(this.clock.now() - leg.startedMs, 1);
+    if (leg.received > 0) this.throughputBytesPerS = blendRate(this.throughputBytesPerS, leg.received, elapsedMs);
+    sink.finished(leg);
+    return undefined;
+  }
+
+  /** `busy` (with the wait the peer would need) or `absent` (`relayed`: it was relaying the segment, no lie); returns whether it answered our leg. */
+  refused(message: { type: 'busy'; sequence: number; waitMs: number } | { type: 'absent'; sequence: number }, relayed: boolean): boolean {
+    const current = this.current;
+    if (current?.leg.transfer.sequence !== message.sequence) return false; // an answer to a cancelled request
+    this.current = undefined;
+    if (message.type === 'busy') {
+      this.busyUntilMs = this.clock.now() + (message.waitMs === NOT_SERVING ? NOT_SERVING_WAIT_MS : Math.min(message.waitMs, MAX_BUSY_WAIT_MS));
+    } else if (!relayed) this.failed();
+    // A relay whose own copy failed ends what it relayed with `absent`: those bytes are void.
+    current.sink.failed(current.leg, message.type === 'absent' && relayed && current.leg.received > 0 ? 'void' : message.type);
+    return true;
+  }
+
+  /** We give up the leg (the plan moved it elsewhere): returns the cancel to send, if it was the peer's. */
+  cancel(leg: Leg, remoteSays: { backlogBytes: number } | undefined): PeerMessage | undefined {
+    if (this.current?.leg !== leg) return undefined;
+    this.stop(remoteSays);
+    return { type: 'cancel', sequence: leg.transfer.sequence };
+  }
+
+  /** The session closed: the leg it was bringing is orphaned (the plan moves it). */
+  close(): void {
+    const current = this.current;
+    this.current = undefined;
+    current?.sink.failed(current.leg, 'gone');
+  }
+
+  private stop(remoteSays: { backlogBytes: number } | undefined): void {
+    const leg = this.current!.leg;
+    this.current = undefined;
+    // A cancelled leg's rate counts too: else a slow peer, whose legs are all cancelled before
+    // `done`, keeps its assumed start rate and is picked first again and again.
+    const elapsedMs = this.clock.now() - leg.startedMs;
+    if (elapsedMs >= MIN_RATE_SAMPLE_MS) {
+      this.throughputBytesPerS = blendRate(this.throughputBytesPerS, leg.received, elapsedMs);
+      // Next to nothing arrived though the peer said nothing was queued ahead of us: silent or trickling.
+      if ((remoteSays?.backlogBytes ?? 0) === 0 && (leg.received / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
+    }
+    this.cancelled.add(leg.transfer.sequence);
+    if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
+  }
+
+  private failed(): void {
+    const backoffMs = Math.min(MAX_FAILURE_BACKOFF_MS, FAILURE_BACKOFF_MS * 2 ** this.failures);
+    this.failures += 1;
+    this.busyUntilMs = Math.max(this.busyUntilMs, this.clock.now() + backoffMs);
+  }
 }

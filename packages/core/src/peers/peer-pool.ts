@@ -1,33 +1,30 @@
 // The peer pool of one stream's swarm: joining and leaving it through signaling, admitting peers
-// (bans, maxPeers), asking trackers for more, each session's hooks, bans, and announcing our
-// availability to the peers. What peers deliver goes to the engine's transfers (PeerPoolOwner).
+// (bans, maxPeers), asking trackers for more, each session's hooks, bans, and telling the peers
+// what we have (`have`) and what we hold of segments still arriving (`progress`). The bytes of the
+// legs we download go from each session straight to the transfers; what the pool's owner hears is
+// what changes a plan: availability, peers coming and going.
 import type { EngineEmit, StreamStats } from '../engine-events.js';
 import { infoHash } from '../identity.js';
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
-import { SegmentState, availabilityMap, type SegmentStateValue } from '../wire/peer-protocol.js';
-import { PeerSession, type PeerSessionHooks } from './peer.js';
 import type { Clock, PeerTransport, SegmentStore, Signaling, SwarmSignal } from '../types.js';
 import type { UploadGovernor } from '../upload/upload-governor.js';
+import { SegmentState, availabilityMap, type SegmentStateValue } from '../wire/peer-protocol.js';
+import { PeerSession, type PeerSessionHooks } from './peer.js';
 
 const log = createLogger('shoal:core:peer-pool');
 
 /** How often, at most, the pool asks the trackers for more peers while below target. */
 const PEER_REQUEST_INTERVAL_MS = 5000;
 
-/**
- * What the pool hands to the engine: everything about segments in transit. The four peer hooks go
- * to each session as they are: functions, not methods that need their owner bound.
- */
+/** What the pool tells its stream, and reads of the segments in transit. */
 export interface PeerPoolOwner {
   isDestroyed(): boolean;
-  /** A segment arriving from a peer, relayed on as it arrives (Transfers.relay). */
+  /** A segment we are receiving, relayed to peers as it arrives (Transfers.relay). */
   relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined;
-  onAvailability: (peer: PeerSession, sequence: number | undefined) => void;
-  onChunk: (peer: PeerSession, sequence: number, chunk: Uint8Array) => void;
-  onSegment: (peer: PeerSession, sequence: number, bytes: Uint8Array) => void;
-  onRefused: (peer: PeerSession, sequence: number) => void;
-  /** The peer left the pool; its download, if any, is still open (`cancelDownload` it). */
+  /** A peer's availability changed: all of it (sequence undefined) or one segment. */
+  onAvailability(peer: PeerSession, sequence: number | undefined): void;
+  /** The peer left the pool (`banned`: for breaking the protocol or sending bad bytes). */
   onPeerGone(peer: PeerSession, banned: boolean): void;
   /** Something changed that a plan reads. */
   replan(): void;
@@ -54,10 +51,13 @@ export class PeerPool {
   /** Set before join() returns: signaling may hand over peers synchronously. */
   private joined = false;
   private lastPeerRequestMs = -Infinity;
-  /** Segments the peers were told we fetch: `fetching` said once, or twice (`relaying`, PROTOCOL.md Session 2). */
-  private readonly toldFetching = new Map<number, 'once' | 'relaying'>();
+  /** Segments the peers were told we fetch (`have` fetching, said once). */
+  private readonly toldFetching = new Set<number>();
+  private readonly hooks: PeerSessionHooks;
 
-  constructor(private readonly deps: PeerPoolDeps) {}
+  constructor(private readonly deps: PeerPoolDeps) {
+    this.hooks = this.sessionHooks();
+  }
 
   join(signaling: Signaling | undefined): void {
     const { p2pDownload, upload, maxPeers } = this.deps.options;
@@ -93,38 +93,37 @@ export class PeerPool {
   }
 
   /**
-   * Tells every handshaken peer a segment's new state, once: a `fetching` already said is not said
-   * again (peers would take the second for a relay, see announceRelaying), and `none` for a
-   * download goes out only to take back a `fetching` said (evictions: evicted()). Every `have` costs each neighbour's link a packet and an SCTP
-   * acknowledgement: on a home uplink, chatter the viewer's own requests wait behind.
+   * Tells every handshaken peer a segment's new state, once: `fetching` is said once, and `none`
+   * for a download goes out only to take back a `fetching` said (evictions: evicted()). Every
+   * message costs each neighbour's link a packet and an SCTP acknowledgement: on a home uplink,
+   * chatter the viewer's own requests wait behind.
    */
   announce(sequence: number, state: SegmentStateValue): void {
     const fetchingSaid = this.toldFetching.has(sequence);
     if (state === SegmentState.fetching ? fetchingSaid : state === SegmentState.none && !fetchingSaid) return;
-    if (state === SegmentState.fetching) this.toldFetching.set(sequence, 'once');
+    if (state === SegmentState.fetching) this.toldFetching.add(sequence);
     else this.toldFetching.delete(sequence);
-    this.tell(sequence, state);
+    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
     // A stored segment's last byte may go out to peers we relayed it to.
     if (state === SegmentState.has) this.deps.governor.pump();
   }
 
-  /** Our transfer from a peer got its first bytes: we relay it as it arrives, which peers learn from `fetching` said a second time. */
-  announceRelaying(sequence: number): void {
-    const said = this.toldFetching.get(sequence);
-    if (said === 'relaying') return;
-    if (said === undefined) this.tell(sequence, SegmentState.fetching);
-    this.tell(sequence, SegmentState.fetching);
-    this.toldFetching.set(sequence, 'relaying');
+  /** We hold bytes [0, heldBytes) of a segment still arriving: peers may ask for them (a relay). */
+  progress(sequence: number, heldBytes: number, totalBytes: number): void {
+    // A `none` later takes it back, as for `fetching`.
+    this.toldFetching.add(sequence);
+    for (const peer of this.peers.values()) if (peer.handshaken) peer.announceProgress(sequence, heldBytes, totalBytes);
+  }
+
+  /** Bytes of a segment we relay arrived: uploads waiting for them may go on. */
+  relayedBytesArrived(): void {
+    this.deps.governor.pump();
   }
 
   /** The store evicted the segment: `none`, whatever was said before (a shared store may hold segments this pool never announced). */
   evicted(sequence: number): void {
     this.toldFetching.delete(sequence);
-    this.tell(sequence, SegmentState.none);
-  }
-
-  private tell(sequence: number, state: SegmentStateValue): void {
-    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, state);
+    for (const peer of this.peers.values()) if (peer.handshaken) peer.announce(sequence, SegmentState.none);
   }
 
   /** What we relayed of a segment is void (our copy failed verification): uploads of it that started end. */
@@ -161,15 +160,14 @@ export class PeerPool {
       transport.close();
       return;
     }
-    const peer = new PeerSession(transport, this.deps.clock, this.hooks(), this.deps.governor, options.initialPeerThroughputBytesPerS);
+    const peer = new PeerSession(transport, this.deps.clock, this.hooks, this.deps.governor, options.initialPeerThroughputBytesPerS);
     this.peers.set(peerId, peer);
-    // A newcomer hears what the others were told: a request to a peer not yet answered is no news
-    // (one answered busy would leave it waiting for a segment nobody fetches).
-    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), [...this.toldFetching.keys()]);
+    // A newcomer hears what the others were told.
+    const [firstSequence, states] = availabilityMap(store.sequences(streamKey), [...this.toldFetching]);
     peer.start(options.upload, firstSequence, states);
   }
 
-  private hooks(): PeerSessionHooks {
+  private sessionHooks(): PeerSessionHooks {
     const { streamKey, store, options, owner, emit, stats, banned } = this.deps;
     return {
       onReady: (peer) => {
@@ -177,9 +175,6 @@ export class PeerPool {
         owner.replan();
       },
       onAvailability: owner.onAvailability,
-      onProgress: owner.onChunk,
-      onSegment: owner.onSegment,
-      onRefused: owner.onRefused,
       segmentSize: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.bytes.length,
       readableBytes: (sequence) => store.sizeOf(streamKey, sequence) ?? owner.relay(sequence)?.readableBytes,
       readSegment: (sequence, start, end) => {

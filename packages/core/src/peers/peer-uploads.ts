@@ -1,17 +1,15 @@
-// What one peer asked us for: its queued uploads, handed to the upload governor as one source and
-// sent as the governor paces them, the oldest ready one first. A segment we are still receiving is
-// relayed as its bytes arrive; its last byte waits until our copy is verified (see PROTOCOL.md).
-import { DATA_HEADER_BYTES, encodeDataInto, type PeerMessage } from '../wire/peer-protocol.js';
+// What one peer asked us for: byte ranges of segments, each needed by a time the peer said, handed
+// to the upload governor as one source and sent as it paces them, the earliest deadline first. A
+// request is taken only if the governor can meet it without making an earlier one late; else the
+// peer hears at once how long it would wait (`busy`), and asks elsewhere. A segment we are still
+// receiving is relayed as its bytes arrive; its last byte waits until our copy is verified.
 import type { Clock } from '../types.js';
 import { MIN_CHUNK_BYTES } from '../upload/pace.js';
 import type { UploadGovernor, UploadSource } from '../upload/upload-governor.js';
+import { DATA_HEADER_BYTES, NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, encodeDataInto, type PeerMessage } from '../wire/peer-protocol.js';
 
-/**
- * Requests a peer may queue with us before it gets `busy`. Our own sessions never ask one peer for
- * more than one segment at a time; a peer that floods requests gets one upload at a time, served
- * oldest first among everyone's, so no more than its share of our uplink.
- */
-const MAX_QUEUED_UPLOADS = 1;
+/** Requests one peer may have queued with us: a flood of them gets `busy`, not our uplink. */
+const MAX_QUEUED_UPLOADS = 8;
 
 /** What serving a peer needs from the engine (part of the session's hooks). */
 export interface UploadHooks {
@@ -39,13 +37,15 @@ export interface UploadChannel {
 
 interface Upload {
   sequence: number;
+  readonly start: number;
+  /** Exclusive, within the segment. */
+  readonly end: number;
+  readonly totalBytes: number;
+  /** The next byte to send. */
   offset: number;
-  /** Where the request started. */
-  readonly startOffset: number;
-  totalBytes: number;
-  /** When the peer asked. */
-  requestedMs: number;
-  /** The data messages of the rest of the segment, written chunk by chunk as they are sent (one allocation per upload). */
+  /** When the peer needs the last byte, on our clock (Infinity: no deadline). */
+  readonly deadlineMs: number;
+  /** The data messages of the range, written chunk by chunk as they are sent (one allocation per upload). */
   wire: Uint8Array | undefined;
   wireOffset: number;
 }
@@ -66,39 +66,49 @@ export class PeerUploads implements UploadSource {
     return this.channel.unsent();
   }
 
-  get oldestUploadMs(): number | undefined {
-    return this.next()?.requestedMs;
+  get nextDeadlineMs(): number | undefined {
+    return this.next()?.deadlineMs;
   }
 
   get backlogBytes(): number {
     let bytes = 0;
-    for (const upload of this.queue) bytes += upload.totalBytes - upload.offset;
+    for (const upload of this.queue) bytes += upload.end - upload.offset;
     return bytes;
+  }
+
+  *queued(): Iterable<{ remainingBytes: number; deadlineMs: number }> {
+    for (const upload of this.queue) yield { remainingBytes: upload.end - upload.offset, deadlineMs: upload.deadlineMs };
   }
 
   uploading(): void {
     this.channel.uploading();
   }
 
-  /** The peer asked for the segment from `offset` on. */
-  request(sequence: number, offset: number): void {
-    if (this.queue.some((upload) => upload.sequence === sequence)) return this.channel.violation(`second request for segment ${sequence}`);
-    if (!this.hooks.uploadEnabled() || this.queue.length >= MAX_QUEUED_UPLOADS) return this.channel.send({ type: 'busy', sequence });
+  /** The peer asks for bytes [start, end) of the segment within `withinMs`; returns a violation, if it is one. */
+  request(sequence: number, start: number, end: number, withinMs: number): string | undefined {
+    if (this.queue.some((upload) => upload.sequence === sequence)) return `second request for segment ${sequence}`;
+    if (!this.hooks.uploadEnabled()) return this.busy(sequence, NOT_SERVING);
+    if (this.queue.length >= MAX_QUEUED_UPLOADS) return this.busy(sequence, this.governor.waitBehindBacklogMs());
     const totalBytes = this.hooks.segmentSize(sequence);
-    if (totalBytes === undefined || offset >= totalBytes) return this.channel.send({ type: 'absent', sequence });
-    // Behind a backlog it would wait for too long, or while we yield to our own playback: ask elsewhere.
-    if (!this.governor.accepts()) return this.channel.send({ type: 'busy', sequence });
-    this.queue.push({ sequence, offset, startOffset: offset, totalBytes, requestedMs: this.clock.now(), wire: undefined, wireOffset: 0 });
+    if (totalBytes === undefined) return this.reply({ type: 'absent', sequence });
+    // Nothing of the segment from there on: the range is done at once.
+    if (start >= totalBytes) return this.reply({ type: 'done', sequence, totalBytes });
+    const rangeEnd = end === TO_SEGMENT_END ? totalBytes : Math.min(end, totalBytes);
+    const deadlineMs = withinMs === NO_DEADLINE ? Infinity : this.clock.now() + withinMs;
+    const waitMs = this.governor.admit(rangeEnd - start, deadlineMs);
+    if (waitMs !== undefined) return this.busy(sequence, waitMs);
+    this.queue.push({ sequence, start, end: rangeEnd, totalBytes, offset: start, deadlineMs, wire: undefined, wireOffset: 0 });
     // Its pings come a second apart from now on: they time our uplink while we upload to it.
     this.channel.uploading();
     this.governor.pump();
+    return undefined;
   }
 
   cancel(sequence: number): void {
     const index = this.queue.findIndex((upload) => upload.sequence === sequence);
     if (index === -1) return;
     const [upload] = this.queue.splice(index, 1);
-    this.governor.uploadCancelled(upload!.offset - upload!.startOffset);
+    this.governor.uploadCancelled(upload!.offset - upload!.start);
   }
 
   /**
@@ -107,7 +117,7 @@ export class PeerUploads implements UploadSource {
    * copy (the peer would get a mix, and blame us).
    */
   abandonRelayed(sequence: number): void {
-    const index = this.queue.findIndex((upload) => upload.sequence === sequence && upload.offset > 0);
+    const index = this.queue.findIndex((upload) => upload.sequence === sequence && upload.offset > upload.start);
     if (index === -1) return;
     this.queue.splice(index, 1);
     this.channel.send({ type: 'absent', sequence });
@@ -117,12 +127,12 @@ export class PeerUploads implements UploadSource {
     this.queue.length = 0;
   }
 
-  /** Sends up to `maxBytes` of the oldest ready upload (the governor calls this); returns the payload bytes sent. */
+  /** Sends up to `maxBytes` of the earliest-deadline ready upload (the governor calls this); returns the payload bytes sent. */
   sendChunk(maxBytes: number): number {
     const upload = this.next();
     if (!upload) return 0;
     const readable = this.hooks.readableBytes(upload.sequence);
-    const end = Math.min(upload.offset + maxBytes, upload.totalBytes, readable ?? 0);
+    const end = Math.min(upload.offset + maxBytes, upload.end, readable ?? 0);
     const payload = readable === undefined ? undefined : this.hooks.readSegment(upload.sequence, upload.offset, end);
     if (!payload) {
       // Evicted while we were serving it, or a relayed segment whose transfer failed.
@@ -131,7 +141,7 @@ export class PeerUploads implements UploadSource {
       return 0;
     }
     if (!upload.wire) {
-      const remaining = upload.totalBytes - upload.offset;
+      const remaining = upload.end - upload.offset;
       // Chunks of MIN_CHUNK_BYTES or more, but for a relayed segment's last two (see next()).
       upload.wire = new Uint8Array(remaining + (Math.ceil(remaining / MIN_CHUNK_BYTES) + 1) * DATA_HEADER_BYTES);
     }
@@ -141,22 +151,33 @@ export class PeerUploads implements UploadSource {
     this.lastSentMs = this.clock.now();
     this.hooks.onBytesUp(payload.length);
     upload.offset = end;
-    if (end === upload.totalBytes) {
+    if (end === upload.end) {
       this.queue.splice(this.queue.indexOf(upload), 1);
       this.channel.send({ type: 'done', sequence: upload.sequence, totalBytes: upload.totalBytes });
     }
     return payload.length;
   }
 
-  /** The oldest upload that can send now: a relayed segment waits for its next bytes to arrive (one gone is answered at once). */
-  private next(): Upload | undefined {
-    for (const upload of this.queue) {
-      const readable = this.hooks.readableBytes(upload.sequence);
-      if (readable === undefined) return upload;
-      // Relayed bytes go out in chunks of at least MIN_CHUNK_BYTES, but for the rest before the
-      // last byte (held back until the relay verified the whole) and that byte.
-      if (readable > upload.offset && readable >= Math.min(upload.offset + MIN_CHUNK_BYTES, upload.totalBytes - 1)) return upload;
-    }
+  private busy(sequence: number, waitMs: number): undefined {
+    return this.reply({ type: 'busy', sequence, waitMs: waitMs === NOT_SERVING ? NOT_SERVING : Math.min(Math.round(waitMs), NOT_SERVING - 1) });
+  }
+
+  private reply(message: PeerMessage): undefined {
+    this.channel.send(message);
     return undefined;
+  }
+
+  /** The earliest-deadline upload that can send now: a relayed segment waits for its next bytes to arrive (one gone is answered at once). */
+  private next(): Upload | undefined {
+    let best: Upload | undefined;
+    for (const upload of this.queue) {
+      if (best && upload.deadlineMs >= best.deadlineMs) continue;
+      const readable = this.hooks.readableBytes(upload.sequence);
+      // Relayed bytes go out in chunks of at least MIN_CHUNK_BYTES, but for the rest before the
+      // segment's last byte (held back until the relay verified the whole) and that byte.
+      const last = upload.end === upload.totalBytes ? upload.end - 1 : upload.end;
+      if (readable === undefined || (readable > upload.offset && readable >= Math.min(upload.offset + MIN_CHUNK_BYTES, last))) best = upload;
+    }
+    return best;
   }
 }

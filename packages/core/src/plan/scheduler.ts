@@ -1,107 +1,43 @@
 // The scheduler: pure functions from a snapshot of state to actions. No clock, no I/O: the
 // engine builds the snapshot, calls plan(), and carries out what comes back. That is what
 // lets the same decisions run in the browser, in vitest and in the swarm simulator.
-import type { LatencyMode, PlaybackState, SegmentRef } from '../types.js';
+import { splitAcross, type SplitCandidate } from './split.js';
+import { httpBudgetMs, sharedDownlinkBytes, type ModeWindows } from './windows.js';
 
-/** The latency mode in effect once `auto` is resolved. */
-export type EffectiveLatencyMode = 'low' | 'normal' | 'high';
+export * from './windows.js';
+export { PREFETCH_STORE_SHARE, firstEndingAfter, prefetchWindow } from './prefetch-window.js';
 
-export interface ModeWindows {
-  mode: EffectiveLatencyMode;
-  /** Multiplies the expected HTTP download time when deciding whether HTTP must start now. */
-  httpSafetyFactor: number;
-  /** Added to every HTTP time budget (request latency, jitter), ms. */
-  httpSafetyMarginMs: number;
-  /** Segments this far ahead of the playhead (seconds of media) may be prefetched over P2P before the player asks. */
-  prefetchAheadS: number;
-  /**
-   * A requested segment that no peer has yet: wait for peers (until HTTP must start) rather than
-   * go to HTTP at once. Off in low mode, where P2P is used only where it cannot hurt.
-   */
-  waitForPeers: boolean;
-  /** Low mode: start P2P only if a full HTTP download still fits after the P2P attempt. */
-  p2pMustLeaveHttpFallback: boolean;
-  /**
-   * Extra time, ms, a requested segment stops waiting for peers before HTTP must start: the origin
-   * failed lately (OriginThroughput), and the fallback may need a retry. Waiting only: in-flight
-   * and new P2P transfers keep the plain budget. Default 0.
-   */
-  originTroubleMs?: number;
-  /**
-   * Queueing delay on the viewer's own uplink now, ms (UploadGovernor.queueDelayNowMs): each round
-   * trip of an HTTP request waits behind it (the request, then the acknowledgements TCP's window
-   * grows on), so every HTTP budget adds it once per round trip. Default 0.
-   */
-  uplinkQueueMs?: number;
-}
-
-export interface WindowSettings {
-  httpSafetyFactor: number;
-  httpSafetyMarginMs: number;
-  p2pWindowS: number;
-}
-
-/**
- * Resolves `auto`: VOD gets `high`; live reads how far behind the edge the player sits (the
- * player's own target, or the measured distance when larger), in segments: under 3 is `low`,
- * under 8 `normal`, else `high`. Never changes the player's settings, only reads them.
- */
-export function resolveLatencyMode(mode: LatencyMode, playback: PlaybackState | undefined, segmentDurationS: number): EffectiveLatencyMode {
-  if (mode !== 'auto') return mode;
-  if (!playback || !playback.isLive) return 'high';
-  const measured = playback.liveEdgeS !== undefined ? playback.liveEdgeS - playback.positionS : undefined;
-  const budgetS = Math.max(playback.targetLatencyS ?? 0, measured ?? 0);
-  if (budgetS <= 0) return 'normal';
-  const behindSegments = budgetS / Math.max(segmentDurationS, 0.1);
-  return behindSegments < 3 ? 'low' : behindSegments < 8 ? 'normal' : 'high';
-}
-
-export function windowsFor(mode: EffectiveLatencyMode, settings: WindowSettings): ModeWindows {
-  const base = { mode, httpSafetyMarginMs: settings.httpSafetyMarginMs };
-  switch (mode) {
-    case 'low':
-      return { ...base, httpSafetyFactor: settings.httpSafetyFactor * 1.5, prefetchAheadS: 0, waitForPeers: false, p2pMustLeaveHttpFallback: true };
-    case 'normal':
-      return { ...base, httpSafetyFactor: settings.httpSafetyFactor, prefetchAheadS: settings.p2pWindowS / 2, waitForPeers: true, p2pMustLeaveHttpFallback: false };
-    case 'high':
-      return { ...base, httpSafetyFactor: settings.httpSafetyFactor, prefetchAheadS: settings.p2pWindowS, waitForPeers: true, p2pMustLeaveHttpFallback: false };
-  }
-}
-
-/**
- * When the player will need media that starts at `startS`, on the engine's clock. Playback
- * reported at `reportedAtMs` is extrapolated at its rate; a paused player is budgeted as if it
- * resumed now at normal speed, so a resume never stalls.
- */
-export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undefined, startS: number, reportedAtMs = nowMs): number {
-  if (!playback) return nowMs;
-  const aheadS = startS - playback.positionS;
-  const deadlineMs = playback.rate > 0 ? reportedAtMs + (aheadS / playback.rate) * 1000 : nowMs + aheadS * 1000;
-  return Math.max(deadlineMs, nowMs);
-}
-
-export interface InFlightP2P {
-  peerId: string;
-  /** The peer left: what it sent is kept, and the rest must come from elsewhere now. */
-  peerGone?: boolean;
-  /** Where this peer's bytes start (a resume: the bytes before came from another peer), default 0. */
-  startBytes?: number;
-  /** Counted from offset 0. */
-  receivedBytes: number;
-  /** Known from the first chunk. */
-  totalBytes: number | undefined;
+/** One leg of a transfer under way: a byte range from a peer (or, peerId undefined, the origin). */
+export interface LegPlan {
+  id: number;
+  peerId: string | undefined;
+  start: number;
+  /** Exclusive; Infinity while the segment's size is not known. */
+  end: number;
+  /** Bytes received from `start` on. */
+  received: number;
   startedMs: number;
+  /** When its first byte arrived (undefined: none yet). */
+  firstByteMs?: number | undefined;
+  /** Within how long of its start its peer took it to bring its bytes, ms (default: no promise). */
+  withinMs?: number;
+  /** Its peer left or refused: the rest must come from elsewhere now. */
+  orphaned: boolean;
 }
 
 export interface SegmentPlan {
   sequence: number;
   /** Known size, or the engine's estimate. */
   sizeBytes: number;
+  /** The size is known (a sender or the playlist said it), not estimated. */
+  sizeKnown?: boolean;
   deadlineMs: number;
   /** The player is waiting for it (loadSegment pending). */
   requested: boolean;
+  /** A whole-segment origin request runs for it (nothing of it to plan). */
   httpInFlight: boolean;
-  p2p: InFlightP2P | undefined;
+  /** The legs of its transfer under way (none: no transfer, or only origin legs). */
+  legs?: readonly LegPlan[];
   /** Live-edge seeding: this peer is an elected origin fetcher from this time on. */
   seedAtMs: number | undefined;
   /** A connected peer announced it is fetching this segment: it should be available soon. */
@@ -110,37 +46,44 @@ export interface SegmentPlan {
   seedSatisfied: boolean;
   /** P2P transfers of it whose bytes were thrown away (cancelled, failed, unverifiable): at MAX_WASTED_P2P_TRANSFERS it comes over HTTP only. */
   wastedP2PTransfers: number;
-  /**
-   * Peers an in-flight P2P transfer may continue at, from its byte offset, when its peer leaves or
-   * is too slow: they have the whole segment (a relay's copy may still fail) and were not asked
-   * for this transfer before (so it never goes back and forth between two peers). Default none.
-   */
-  resumableAt?: ReadonlySet<string>;
 }
-
-/**
- * A new P2P transfer is planned at this share of the rate its peer advertises (what its link
- * delivered lately): rates vary, and a transfer that misses its deadline costs both uplinks for
- * bytes the HTTP fallback fetches again (simulator, critical, 100 viewers: 60% of accepted uploads
- * were cancelled by their requesters when the advertised rate was the pace's probe). Not where a
- * whole HTTP download must still fit after it (low mode, resumes): that fallback is the slack
- * (live-low, 6 viewers: 17% offload without a second slack, 5% with it).
- */
-export const P2P_RATE_SLACK = 0.85;
 
 /** A segment whose P2P bytes were thrown away this often is not asked of peers again (each try cost a peer's uplink for nothing). */
 export const MAX_WASTED_P2P_TRANSFERS = 2;
 
+/**
+ * A new P2P leg is planned at this share of the rate its peer advertises (what its link delivered
+ * lately): rates vary, and a leg that misses its deadline costs both uplinks for bytes the HTTP
+ * fallback fetches again (simulator, critical, 100 viewers: 60% of accepted uploads were cancelled
+ * by their requesters when the advertised rate was the pace's probe). Not where a whole HTTP
+ * download must still fit after it (low mode, moves): that fallback is the slack (live-low, 6
+ * viewers: 17% offload without a second slack, 5% with it).
+ */
+export const P2P_RATE_SLACK = 0.85;
+
+/** Peers a new transfer is split over at most. */
+export const MAX_SENDERS = 4;
+
+/**
+ * A leg's first byte is trusted to come within this of its request (a round trip and the
+ * sender's queue): a leg is started only where that leaves it before HTTP must start, as a leg
+ * without a byte is moved to the origin then (simulator, 200 viewers joining: legs started 100 ms
+ * before it went to the origin 100 ms later, each having cost its sender an upload).
+ */
+export const FIRST_BYTE_ALLOWANCE_MS = 500;
+
 export interface PeerPlan {
   id: string;
-  /** The segments of this plan the peer may be asked for (it has them, and did not fail us on them lately). */
+  /** The segments of this plan the peer may be asked for (it has them or relays them, and did not fail us on them lately). */
   offers: ReadonlySet<number>;
-  /** Rate a new request to this peer is expected to get: what it says it paces at, else measured (or assumed). */
+  /** Rate a new request to this peer is expected to get: what its link delivers, else measured (or assumed). */
   throughputBytesPerS: number;
   /** How long a new request would wait behind the peer's other uploads, ms (default 0). */
   waitMs?: number;
-  /** Already serving us a segment, or said busy recently. */
+  /** Bringing us a leg already (a peer brings one range at a time), or said busy recently. */
   busy: boolean;
+  /** Segments it relays as they arrive: the bytes it holds from the start, and the rate they grow at. */
+  relays?: ReadonlyMap<number, { heldBytes: number; growthBytesPerS: number | undefined }>;
 }
 
 export interface SchedulerInput {
@@ -151,242 +94,240 @@ export interface SchedulerInput {
   peers: PeerPlan[];
   /** The downlink's rate, as origin transfers measure it (all of it, not one transfer's share). */
   httpThroughputBytesPerS: number;
-  /**
-   * Bytes each download under way on this viewer's downlink (every stream's, over HTTP or from a
-   * peer) is still to receive. A new HTTP transfer shares the link with them: the plan budgets it
-   * with their bytes as well as its own (default: none).
-   */
+  /** Bytes each download under way on this viewer's downlink (every stream's) is still to receive (default: none). */
   downlinkLeftBytes?: readonly number[];
   windows: ModeWindows;
   p2pDownload: boolean;
+  /** P2P legs under way at most. */
   maxP2PDownloads: number;
+  /**
+   * In [0, 1) for a peer and a segment, different on each requester (a hash of both and its own
+   * id): peers about as fast are asked in a different order by each requester, not all the same
+   * one (default: none, the fastest first).
+   */
+  spread?: (peerId: string, sequence: number) => number;
 }
 
 export type SchedulerAction =
   | { type: 'http'; sequence: number; reason: 'urgent' | 'no-peer' | 'seed' }
-  | { type: 'p2p'; sequence: number; peerId: string }
-  /**
-   * Cancel a P2P transfer; with resumeAtPeer, ask that peer for its remaining bytes (from the byte
-   * offset reached), else with resumeOverHttp fetch them with an HTTP Range request.
-   */
-  | { type: 'cancel-p2p'; sequence: number; resumeOverHttp: boolean; resumeAtPeer?: string }
+  /** A transfer from peers: each part from one, all needed within `withinMs`. */
+  | { type: 'p2p'; sequence: number; parts: { peerId: string; start: number; end: number }[]; withinMs: number }
+  /** A leg's rest from `toPeerId` (needed within `withinMs`), else from the origin as a Range request. */
+  | { type: 'move'; sequence: number; legId: number; toPeerId: string | undefined; withinMs: number }
+  /** A transfer nobody waits for that cannot go on from peers: dropped. */
+  | { type: 'drop'; sequence: number }
   /** Nothing to do before this time unless state changes: plan again then. */
   | { type: 'wake'; atMs: number };
 
-/** TCP's first flight after idle, bytes (10 segments of 1460, RFC 6928): each round trip after it carries about twice the one before. */
-export const TCP_INITIAL_WINDOW_BYTES = 10 * 1460;
-
-/** Round trips an HTTP request for `bytes` takes on a connection idle since its last: the request's, then slow start's. */
-export function httpRoundTrips(bytes: number): number {
-  return 1 + Math.log2(1 + Math.max(bytes, 0) / TCP_INITIAL_WINDOW_BYTES);
-}
-
 /**
- * How long HTTP needs for `bytes`, with the mode's safety factor and margin, and each round trip's
- * wait behind the viewer's own uplink queue (a 55 kB Range request took 1.8 s behind 0.6 s of
- * queue on a 125 kbit/s uplink in the browser swarm, 0.3 s with none).
+ * Projected finish of a P2P leg. Before its first byte: the peer took the request on its promise
+ * to finish within `withinMs` (it may serve earlier deadlines first), so it is on time while its
+ * first byte may still come and the bytes follow at the peer's rate. From its first byte on, its
+ * own rate counts after a short warm-up: a stalled peer's rate falls with every tick without data,
+ * so its projection slips past the deadline and the leg moves elsewhere.
  */
-export function httpBudgetMs(bytes: number, httpThroughputBytesPerS: number, windows: ModeWindows): number {
-  const transferMs = (bytes / Math.max(httpThroughputBytesPerS, 1)) * 1000 * windows.httpSafetyFactor + windows.httpSafetyMarginMs;
-  return transferMs + (windows.uplinkQueueMs ?? 0) * httpRoundTrips(bytes);
-}
-
-/**
- * Bytes the downlink carries until `bytes` of a new transfer have arrived, the link shared evenly
- * by every download: its own, and of each other download's `leftBytes` as many as its own (one
- * that needs fewer finishes first). `ownLeftBytes`: the new transfer replaces a download listed in
- * `leftBytes` (a P2P transfer moved to HTTP), whose bytes are not counted twice.
- */
-export function sharedDownlinkBytes(bytes: number, leftBytes: readonly number[], ownLeftBytes = 0): number {
-  let others = -Math.min(ownLeftBytes, bytes);
-  for (const left of leftBytes) others += Math.min(left, bytes);
-  return bytes + Math.max(others, 0);
-}
-
-/** Projected finish of an in-flight P2P transfer from its own progress (or the peer's rate before any byte). */
-export function projectP2PFinishMs(nowMs: number, transfer: InFlightP2P, sizeBytes: number, peerThroughputBytesPerS: number): number {
-  const total = transfer.totalBytes ?? sizeBytes;
-  const remaining = Math.max(total - transfer.receivedBytes, 0);
-  const elapsedMs = nowMs - transfer.startedMs;
-  // After a short warm-up the transfer's own rate counts: a stalled peer's rate falls with every
-  // tick without data, so its projection slips past the deadline and the transfer is cancelled.
-  const rate = elapsedMs >= 250 ? ((transfer.receivedBytes - (transfer.startBytes ?? 0)) / elapsedMs) * 1000 : peerThroughputBytesPerS;
-  return nowMs + (remaining / Math.max(rate, 1)) * 1000;
+export function projectLegFinishMs(nowMs: number, leg: LegPlan, remainingBytes: number, peerBytesPerS: number): number {
+  const atPeerRateMs = (remainingBytes / Math.max(peerBytesPerS, 1)) * 1000;
+  if (leg.firstByteMs === undefined) return Math.max(nowMs + atPeerRateMs, leg.startedMs + (leg.withinMs ?? 0));
+  const elapsedMs = nowMs - leg.firstByteMs;
+  const rate = elapsedMs >= 250 ? (leg.received / elapsedMs) * 1000 : peerBytesPerS;
+  return nowMs + (remainingBytes / Math.max(rate, 1)) * 1000;
 }
 
 export function plan(input: SchedulerInput): SchedulerAction[] {
-  const { nowMs, windows } = input;
-  const downlinkLeft = input.downlinkLeftBytes ?? [];
-  /** HTTP's budget for `bytes`, on a downlink shared with the downloads under way. */
-  const httpNeedFor = (bytes: number, ownLeftBytes = 0) =>
-    httpBudgetMs(sharedDownlinkBytes(bytes, downlinkLeft, ownLeftBytes), input.httpThroughputBytesPerS, windows);
-  const actions: SchedulerAction[] = [];
-  let wakeAtMs = Infinity;
-  const wake = (atMs: number) => {
-    if (atMs > nowMs && atMs < wakeAtMs) wakeAtMs = atMs;
-  };
-  // Waiting for peers ends where HTTP must start, earlier while the origin is in trouble.
-  const waitOrFetch = (segment: SegmentPlan, timeLeftMs: number, httpNeedMs: number) => {
-    const waitUntilLeftMs = httpNeedMs + (windows.originTroubleMs ?? 0);
-    if (segment.requested && timeLeftMs <= waitUntilLeftMs) actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
-    else wake(segment.deadlineMs - waitUntilLeftMs);
-  };
-  // The player waits for an origin download: a seed fetch now would take half of its downlink
-  // (browser swarm, 300 kbit/s uplinks: a Range resume took 2.1 s beside one, and the player
-  // stalled). The seed starts once that one is in (its completion plans again).
-  const playerOnOrigin = () =>
-    input.segments.some((segment) => segment.requested && segment.httpInFlight) ||
-    actions.some((action) => (action.type === 'http' && action.reason !== 'seed') || (action.type === 'cancel-p2p' && action.resumeOverHttp));
-  const busyPeers = new Set<string>();
-  let p2pInFlight = 0;
-  for (const segment of input.segments) {
-    if (segment.p2p) {
-      busyPeers.add(segment.p2p.peerId);
-      p2pInFlight++;
+  return new Planner(input).run();
+}
+
+/** One plan: the segments in order of need, each given a source, and legs that fall behind moved. */
+class Planner {
+  private readonly actions: SchedulerAction[] = [];
+  private wakeAtMs = Infinity;
+  /** Peers bringing us a leg now, or given one by this plan. */
+  private readonly busyPeers = new Set<string>();
+  private legsInFlight = 0;
+  private readonly peerById: Map<string, PeerPlan>;
+
+  constructor(private readonly input: SchedulerInput) {
+    this.peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
+    for (const segment of input.segments) {
+      for (const leg of segment.legs ?? []) {
+        if (leg.peerId === undefined || leg.orphaned) continue;
+        this.busyPeers.add(leg.peerId);
+        this.legsInFlight++;
+      }
     }
   }
-  const peerById = new Map(input.peers.map((peer) => [peer.id, peer]));
+
+  run(): SchedulerAction[] {
+    // What the player waits for comes first, so prefetch never takes the peers a requested segment needs.
+    const ordered = [...this.input.segments].sort(
+      (a, b) => Number(b.requested) - Number(a.requested) || a.deadlineMs - b.deadlineMs || a.sequence - b.sequence,
+    );
+    for (const segment of ordered) {
+      if (segment.httpInFlight) continue;
+      if (segment.legs?.length) this.planLegs(segment);
+      else this.planStart(segment);
+    }
+    if (this.wakeAtMs < Infinity) this.actions.push({ type: 'wake', atMs: this.wakeAtMs });
+    return this.actions;
+  }
+
+  private wake(atMs: number): void {
+    if (atMs > this.input.nowMs && atMs < this.wakeAtMs) this.wakeAtMs = atMs;
+  }
+
+  /** HTTP's budget for `bytes`, on a downlink shared with the downloads under way. */
+  private httpNeedFor(bytes: number, ownLeftBytes = 0): number {
+    const { input } = this;
+    return httpBudgetMs(sharedDownlinkBytes(bytes, input.downlinkLeftBytes ?? [], ownLeftBytes), input.httpThroughputBytesPerS, input.windows);
+  }
+
+  /** The idle peers offering the segment, but those already bringing us one of its legs. */
+  private idleHolders(sequence: number, exclude: ReadonlySet<string> = new Set()): PeerPlan[] {
+    return this.input.peers.filter((peer) => peer.offers.has(sequence) && !peer.busy && !this.busyPeers.has(peer.id) && !exclude.has(peer.id));
+  }
+
   /**
-   * The idle peer among `candidates` expected to deliver `bytes` soonest, if that is in time (low
-   * mode, or `leaveHttpFallback`: with `httpNeedMs` of HTTP still fitting after it). Starts and resumes choose alike.
+   * The player waits for an origin download: a seed fetch now would take half of its downlink
+   * (browser swarm, 300 kbit/s uplinks: a Range resume took 2.1 s beside one, and the player
+   * stalled). The seed starts once that one is in (its completion plans again).
    */
-  const fastestInTime = (candidates: PeerPlan[], bytes: number, timeLeftMs: number, httpNeedMs: number, leaveHttpFallback = false): PeerPlan | undefined => {
-    if (p2pInFlight >= input.maxP2PDownloads) return undefined;
-    // Where a whole HTTP download must still fit after the transfer, that is the slack; else the rate's.
-    const fallback = windows.p2pMustLeaveHttpFallback || leaveHttpFallback;
-    const slack = fallback ? 1 : P2P_RATE_SLACK;
-    const p2pTimeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS * slack, 1)) * 1000;
-    const idle = candidates.filter((peer) => !peer.busy && !busyPeers.has(peer.id));
-    const fastest = idle.reduce<PeerPlan | undefined>((best, peer) => (!best || p2pTimeMs(peer) < p2pTimeMs(best) ? peer : best), undefined);
-    if (!fastest) return undefined;
-    const finishMs = p2pTimeMs(fastest);
-    return (fallback ? finishMs + httpNeedMs < timeLeftMs : finishMs <= timeLeftMs - windows.httpSafetyMarginMs) ? fastest : undefined;
-  };
-  // What the player waits for comes first, so prefetch never takes the peer a requested segment needs.
-  const ordered = [...input.segments].sort(
-    (a, b) => Number(b.requested) - Number(a.requested) || a.deadlineMs - b.deadlineMs || a.sequence - b.sequence,
-  );
+  private playerOnOrigin(): boolean {
+    return (
+      this.input.segments.some((segment) => segment.requested && segment.httpInFlight) ||
+      this.actions.some((action) => (action.type === 'http' && action.reason !== 'seed') || (action.type === 'move' && action.toPeerId === undefined))
+    );
+  }
 
-  for (const segment of ordered) {
-    if (segment.httpInFlight) continue;
-    const timeLeftMs = segment.deadlineMs - nowMs;
-    const wanted = segment.requested || segment.seedAtMs !== undefined;
-
-    if (segment.p2p) {
-      const transfer = segment.p2p;
-      const total = transfer.totalBytes ?? segment.sizeBytes;
-      const remaining = Math.max(total - transfer.receivedBytes, 0);
-      const peerRate = peerById.get(transfer.peerId)?.throughputBytesPerS ?? 1;
-      const finishMs = transfer.peerGone ? Infinity : projectP2PFinishMs(nowMs, transfer, segment.sizeBytes, peerRate);
-      const httpRemainderMs = httpNeedFor(remaining, remaining);
-      if (finishMs <= segment.deadlineMs - windows.httpSafetyMarginMs) {
-        wake(segment.deadlineMs - httpRemainderMs);
-        continue;
-      }
-      // Gone, or too slow: the rest from another holder at the byte offset reached, if one brings it
-      // with the HTTP remainder still in time after it (its stalling too must not cost the deadline);
-      // else over HTTP once HTTP must start (a gone peer's at once).
-      p2pInFlight--;
-      const resumable = wanted && input.p2pDownload && transfer.totalBytes !== undefined ? input.peers.filter((peer) => segment.resumableAt?.has(peer.id)) : [];
-      const next = fastestInTime(resumable, remaining, timeLeftMs, httpRemainderMs, true);
-      if (next) {
-        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: false, resumeAtPeer: next.id });
-        busyPeers.delete(transfer.peerId);
-        busyPeers.add(next.id);
-        p2pInFlight++;
-      } else if (transfer.peerGone || timeLeftMs <= httpRemainderMs) {
-        actions.push({ type: 'cancel-p2p', sequence: segment.sequence, resumeOverHttp: wanted });
-        busyPeers.delete(transfer.peerId);
-      } else {
-        p2pInFlight++;
-        wake(segment.deadlineMs - httpRemainderMs);
-      }
-      continue;
-    }
-
-    const httpNeedMs = httpNeedFor(segment.sizeBytes);
-    const urgent = timeLeftMs <= httpNeedMs;
-    if (urgent) {
+  /** A segment without a transfer: the origin, peers, or waiting for peers until HTTP must start. */
+  private planStart(segment: SegmentPlan): void {
+    const { input, actions } = this;
+    const { windows } = input;
+    const timeLeftMs = segment.deadlineMs - input.nowMs;
+    const httpNeedMs = this.httpNeedFor(segment.sizeBytes);
+    if (timeLeftMs <= httpNeedMs) {
       if (segment.requested) actions.push({ type: 'http', sequence: segment.sequence, reason: 'urgent' });
-      continue;
+      return;
     }
-
     // An elected origin fetcher, unless someone else already fetches or has the segment.
     if (segment.seedAtMs !== undefined && !segment.seedSatisfied) {
-      if (segment.seedAtMs > nowMs) wake(segment.seedAtMs);
-      else if (!playerOnOrigin()) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
-      continue;
+      if (segment.seedAtMs > input.nowMs) this.wake(segment.seedAtMs);
+      else if (!this.playerOnOrigin()) actions.push({ type: 'http', sequence: segment.sequence, reason: 'seed' });
+      return;
     }
-
     const p2pAllowed = input.p2pDownload && segment.wastedP2PTransfers < MAX_WASTED_P2P_TRANSFERS;
-    const holders = p2pAllowed ? input.peers.filter((peer) => peer.offers.has(segment.sequence)) : [];
-    if (holders.length > 0) {
-      // Only a transfer that can finish before the deadline at the peer's expected rate is started.
-      const fastest = fastestInTime(holders, segment.sizeBytes, timeLeftMs, httpNeedMs);
-      if (fastest) {
-        actions.push({ type: 'p2p', sequence: segment.sequence, peerId: fastest.id });
-        busyPeers.add(fastest.id);
-        p2pInFlight++;
-        continue;
-      }
-      if (segment.requested && windows.p2pMustLeaveHttpFallback) {
-        actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
-        continue;
-      }
+    const holders = p2pAllowed ? this.idleHolders(segment.sequence) : [];
+    if (holders.length > 0 && this.startFromPeers(segment, holders, timeLeftMs, httpNeedMs)) return;
+    const anyHolder = p2pAllowed && input.peers.some((peer) => peer.offers.has(segment.sequence));
+    if (anyHolder) {
+      if (segment.requested && windows.p2pMustLeaveHttpFallback) actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
       // A holder exists but is busy: wait for it until HTTP must start.
-      waitOrFetch(segment, timeLeftMs, httpNeedMs);
-      continue;
+      else this.waitOrFetch(segment, timeLeftMs, httpNeedMs);
+      return;
     }
-
-    if (!segment.requested) continue;
+    if (!segment.requested) return;
     // Worth waiting only if some peer is expected to get it: one is fetching it, or (live)
     // elected peers will fetch each new segment from the origin.
-    const expectFromPeers =
-      input.p2pDownload && windows.waitForPeers && input.peers.length > 0 && (segment.comingFromPeer || input.isLive);
-    if (expectFromPeers) waitOrFetch(segment, timeLeftMs, httpNeedMs);
+    const expectFromPeers = input.p2pDownload && windows.waitForPeers && input.peers.length > 0 && (segment.comingFromPeer || input.isLive);
+    if (expectFromPeers) this.waitOrFetch(segment, timeLeftMs, httpNeedMs);
     else actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
   }
-  if (wakeAtMs < Infinity) actions.push({ type: 'wake', atMs: wakeAtMs });
-  return actions;
-}
 
-// ---- the rest of the plan: what the engine reads around plan() (and prefetch-window.ts) ----
+  /** Waiting for peers ends where HTTP must start, earlier while the origin is in trouble. */
+  private waitOrFetch(segment: SegmentPlan, timeLeftMs: number, httpNeedMs: number): void {
+    const waitUntilLeftMs = httpNeedMs + (this.input.windows.originTroubleMs ?? 0);
+    if (segment.requested && timeLeftMs <= waitUntilLeftMs) this.actions.push({ type: 'http', sequence: segment.sequence, reason: 'no-peer' });
+    else this.wake(segment.deadlineMs - waitUntilLeftMs);
+  }
 
-export { PREFETCH_STORE_SHARE, firstEndingAfter, prefetchWindow } from './prefetch-window.js';
+  /**
+   * The segment from up to MAX_SENDERS of its idle holders at once, each a byte range sized to its
+   * rate, if they bring it before the deadline less the margin (low mode: with a whole HTTP
+   * download still fitting after them). Returns whether it started.
+   */
+  private startFromPeers(segment: SegmentPlan, holders: PeerPlan[], timeLeftMs: number, httpNeedMs: number): boolean {
+    const { windows, maxP2PDownloads } = this.input;
+    const slots = maxP2PDownloads - this.legsInFlight;
+    const beforeHttpMs = timeLeftMs - httpNeedMs - FIRST_BYTE_ALLOWANCE_MS;
+    if (slots <= 0 || beforeHttpMs <= 0) return false;
+    const availableMs = windows.p2pMustLeaveHttpFallback ? timeLeftMs - httpNeedMs : timeLeftMs - windows.httpSafetyMarginMs;
+    const slack = windows.p2pMustLeaveHttpFallback ? 1 : P2P_RATE_SLACK;
+    const candidates: SplitCandidate[] = holders.filter((peer) => (peer.waitMs ?? 0) < beforeHttpMs).map((peer) => {
+      const relay = peer.relays?.get(segment.sequence);
+      const bytesPerS = peer.throughputBytesPerS * slack;
+      return {
+        id: peer.id, bytesPerS, waitMs: peer.waitMs ?? 0, spread: this.input.spread?.(peer.id, segment.sequence) ?? 0,
+        ...(relay ? { relay: { heldBytes: relay.heldBytes, growthBytesPerS: relay.growthBytesPerS ?? bytesPerS } } : {}),
+      };
+    });
+    const parts = splitAcross(candidates, segment.sizeBytes, availableMs, Math.min(MAX_SENDERS, slots), segment.sizeKnown ?? false);
+    if (!parts) return false;
+    this.actions.push({ type: 'p2p', sequence: segment.sequence, parts: parts.map(({ id, start, end }) => ({ peerId: id, start, end })), withinMs: availableMs });
+    for (const part of parts) this.busyPeers.add(part.id);
+    this.legsInFlight += parts.length;
+    return true;
+  }
 
-/** A segment's size: exact for byte ranges, else estimated from the stream's bitrate (bytes per second of media). */
-export function estimatedSegmentBytes(ref: SegmentRef, bytesPerS: number): number {
-  return ref.byteRange ? ref.byteRange.end - ref.byteRange.start : Math.round(bytesPerS * ref.durationS);
-}
+  /**
+   * A transfer under way: each P2P leg that will not be in before the deadline less the margin,
+   * or whose peer left or refused, moves to another holder that brings its rest in time with the
+   * HTTP remainder still fitting after it, else to the origin once HTTP must start (at once for an
+   * orphaned leg that no other peer offers). A transfer nobody waits for that cannot go on from
+   * peers is dropped.
+   */
+  private planLegs(segment: SegmentPlan): void {
+    const { input, actions } = this;
+    const timeLeftMs = segment.deadlineMs - input.nowMs;
+    const wanted = segment.requested || segment.seedAtMs !== undefined;
+    const senders = new Set(segment.legs!.flatMap((leg) => (leg.peerId === undefined ? [] : [leg.peerId])));
+    for (const leg of segment.legs!) {
+      if (leg.peerId === undefined) continue;
+      const remaining = Math.max(0, Math.min(leg.end, segment.sizeBytes) - (leg.start + leg.received));
+      if (remaining === 0 && !leg.orphaned) continue;
+      const httpRemainderMs = this.httpNeedFor(remaining, remaining);
+      // A leg not started yet is trusted on its peer's promise only until HTTP must start for it.
+      const promiseOnly = leg.firstByteMs === undefined && timeLeftMs <= httpRemainderMs;
+      if (!leg.orphaned && !promiseOnly) {
+        const peerRate = this.peerById.get(leg.peerId)?.throughputBytesPerS ?? 1;
+        if (projectLegFinishMs(input.nowMs, leg, remaining, peerRate) <= segment.deadlineMs - input.windows.httpSafetyMarginMs) {
+          this.wake(segment.deadlineMs - httpRemainderMs);
+          continue;
+        }
+      }
+      const next = this.moveTarget(segment, remaining, timeLeftMs, httpRemainderMs, senders);
+      // An orphaned leg waits for a holder of the whole segment that is busy now (bringing another
+      // leg, say) while HTTP would still be in time after it; with none left, its rest comes from
+      // the origin now. Not for a relay: its copy may be the one we are bringing.
+      const holderLater = this.input.peers.some((peer) => peer.id !== leg.peerId && peer.offers.has(segment.sequence) && !peer.relays?.has(segment.sequence));
+      if (next) {
+        actions.push({ type: 'move', sequence: segment.sequence, legId: leg.id, toPeerId: next.id, withinMs: timeLeftMs - httpRemainderMs });
+        this.busyPeers.add(next.id);
+        senders.add(next.id);
+        if (leg.orphaned) this.legsInFlight++;
+        else this.busyPeers.delete(leg.peerId);
+      } else if ((leg.orphaned && !holderLater) || promiseOnly || timeLeftMs <= httpRemainderMs) {
+        if (!wanted) {
+          actions.push({ type: 'drop', sequence: segment.sequence });
+          return;
+        }
+        actions.push({ type: 'move', sequence: segment.sequence, legId: leg.id, toPeerId: undefined, withinMs: 0 });
+        if (!leg.orphaned) {
+          this.busyPeers.delete(leg.peerId);
+          this.legsInFlight--;
+        }
+      } else this.wake(segment.deadlineMs - httpRemainderMs);
+    }
+  }
 
-
-export interface ParkedInput {
-  nowMs: number;
-  /** When the integrity manifest can be fetched again. */
-  recheckAtMs: number;
-  /** Whether the player waits for the segment. */
-  requested: boolean;
-  deadlineMs: number;
-  sizeBytes: number;
-  httpThroughputBytesPerS: number;
-  windows: ModeWindows;
-}
-
-/**
- * Complete P2P bytes the manifest does not list yet: check them again once the manifest can be
- * refetched (`recheck`); a player waiting for them may wait for that only while HTTP would still
- * be in time after it, else the origin's copy replaces them (`give-up`); else `wait`.
- */
-export function parkedStep(input: ParkedInput): 'recheck' | 'give-up' | 'wait' {
-  const httpMustStartMs = input.requested ? input.deadlineMs - httpBudgetMs(input.sizeBytes, input.httpThroughputBytesPerS, input.windows) : Infinity;
-  if (input.recheckAtMs <= input.nowMs) return 'recheck';
-  return httpMustStartMs <= input.recheckAtMs ? 'give-up' : 'wait';
-}
-
-/**
- * When to plan a stream again: at the plan's own wake-up or a parked recheck, and while a P2P
- * transfer runs or a load waits, every `tickIntervalMs` (P2P projections change with every chunk).
- */
-export function nextPlanMs(nowMs: number, wakeMs: number, parkedWakeMs: number, p2pInFlight: boolean, loadsWaiting: boolean, tickIntervalMs: number): number {
-  return Math.min(wakeMs, parkedWakeMs, p2pInFlight || loadsWaiting ? nowMs + tickIntervalMs : Infinity);
+  /** The idle holder (not one of the transfer's senders) expected to bring `bytes` soonest, if with HTTP still fitting after it. */
+  private moveTarget(segment: SegmentPlan, bytes: number, timeLeftMs: number, httpNeedMs: number, senders: ReadonlySet<string>): PeerPlan | undefined {
+    const { input } = this;
+    if (!input.p2pDownload || segment.wastedP2PTransfers >= MAX_WASTED_P2P_TRANSFERS || this.legsInFlight >= input.maxP2PDownloads) return undefined;
+    // Only holders of the whole segment: a relay's copy may not reach this leg's bytes in time.
+    const holders = this.idleHolders(segment.sequence, senders).filter((peer) => !peer.relays?.has(segment.sequence));
+    const timeMs = (peer: PeerPlan) => (peer.waitMs ?? 0) + (bytes / Math.max(peer.throughputBytesPerS, 1)) * 1000;
+    const rank = (peer: PeerPlan) => timeMs(peer) * (1 + (input.spread?.(peer.id, segment.sequence) ?? 0) / 2);
+    const inTime = holders.filter((peer) => timeMs(peer) + httpNeedMs < timeLeftMs);
+    return inTime.reduce<PeerPlan | undefined>((best, peer) => (!best || rank(peer) < rank(best) ? peer : best), undefined);
+  }
 }

@@ -1,9 +1,12 @@
-// Planning one stream: builds the scheduler's snapshot from the stream's rooms (its loads,
+// Planning one stream: builds the scheduler's snapshot from the stream's rooms (its loads and
 // transfers, seeding, peers and the store), calls plan(), and hands each action to the room that
 // carries it out. Returns when to plan the stream again.
-import type { EngineEmit } from '../engine-events.js';
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
+import type { Stream } from '../stream.js';
+import type { Transfer } from '../transfers/transfer.js';
+import type { PlaybackState, SegmentRef, SegmentStore } from '../types.js';
+import { seedScore } from './live-edge-seeding.js';
 import { deficitSeedShare, type NeighbourRate } from './seed-share.js';
 import {
   P2P_RATE_SLACK,
@@ -15,19 +18,16 @@ import {
   plan,
   prefetchWindow,
   segmentDeadlineMs,
+  type LegPlan,
   type ModeWindows,
+  type PeerPlan,
   type SegmentPlan,
 } from './scheduler.js';
-import type { Stream } from '../stream.js';
-import type { Transfer } from '../transfers/transfer.js';
-import type { Clock, PlaybackState, SegmentRef, SegmentStore } from '../types.js';
 
 const log = createLogger('shoal:core:engine');
 
 export interface PlanContext {
-  clock: Clock;
   store: SegmentStore;
-  emit: EngineEmit;
   /** The playback of the stream planned (the active one), else undefined. */
   playback: PlaybackState | undefined;
   playbackAtMs: number;
@@ -36,14 +36,17 @@ export interface PlanContext {
   /** Bytes every download under way on the viewer's downlink (every stream's) is still to receive. */
   downlinkLeftBytes: number[];
   options: Pick<EngineOptions, 'p2pDownload' | 'maxP2PDownloads' | 'tickIntervalMs'>;
+  /** This viewer's peer id: each requester ranks peers about as fast in its own order (SchedulerInput.spread). */
+  localPeerId: string;
 }
 
 /** Plans one stream at `now`; returns when to plan it again (or Infinity). */
 export function planStream(stream: Stream, now: number, context: PlanContext): number {
-  const { store, playback, windows, httpThroughputBytesPerS, options } = context;
+  const { store, playback, windows, options } = context;
+  const { transfers } = stream;
   const candidates = new Map<number, SegmentRef>();
-  for (const sequence of stream.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
-  for (const sequence of stream.transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
   if (playback && options.p2pDownload && stream.pool.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
@@ -56,67 +59,116 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     if (!ref) continue;
     if (store.has(stream.key, sequence)) {
       stream.seeding.started(sequence);
-      serveFromStore(stream, sequence, context);
+      transfers.settleFromStore(sequence);
       continue;
     }
-    const transfer = stream.transfers.get(sequence);
-    const sizeBytes = estimatedSegmentBytes(ref, stream.bytesPerS);
+    const transfer = transfers.get(sequence);
+    if (transfer?.state === 'verifying') continue;
+    const sizeBytes = transfer?.totalBytes ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, context.playbackAtMs);
+    const requested = transfers.waiters.has(sequence);
     if (transfer?.state === 'parked') {
-      const { recheckAtMs } = transfer.parked!;
-      const step = parkedStep({ nowMs: now, recheckAtMs, requested: stream.waiters.has(sequence), deadlineMs, sizeBytes, httpThroughputBytesPerS, windows });
-      if (step === 'recheck') stream.transfers.recheckParked(transfer);
-      else if (step === 'give-up') stream.transfers.giveUpParked(transfer);
-      else parkedWakeMs = Math.min(parkedWakeMs, recheckAtMs);
+      const step = parkedStep({ nowMs: now, recheckAtMs: transfer.recheckAtMs, requested, deadlineMs, sizeBytes, httpThroughputBytesPerS: context.httpThroughputBytesPerS, windows });
+      if (step === 'recheck') transfers.recheckParked(transfer);
+      else if (step === 'give-up') transfers.giveUpParked(transfer);
+      else parkedWakeMs = Math.min(parkedWakeMs, transfer.recheckAtMs);
       continue;
     }
-    const orphan = transfer?.state === 'p2p' ? transfer.orphan : undefined;
-    const progress = transfer?.state === 'p2p' ? transfer.peer?.downloadProgress ?? (orphan && { startedMs: now, receivedBytes: orphan.prefix.length, totalBytes: orphan.totalBytes }) : undefined;
     const comingFromPeer = stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence));
     segments.push({
-      sequence,
-      sizeBytes,
-      deadlineMs,
-      requested: stream.waiters.has(sequence),
-      httpInFlight: transfer !== undefined && transfer.state !== 'p2p',
-      p2p: transfer?.state === 'p2p' && progress ? { peerId: transfer.senders.at(-1)!.peer.id, peerGone: !transfer.peer, ...progress } : undefined,
-      resumableAt: progress && resumableAt(stream, transfer!),
+      sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
+      httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
+      ...(transfer ? { legs: legPlans(transfer) } : {}),
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
-      wastedP2PTransfers: stream.transfers.wastedP2PTransfers(sequence),
+      wastedP2PTransfers: transfers.wastedP2PTransfers(sequence),
     });
   }
   if (segments.length === 0) return parkedWakeMs;
-  const peers = [...stream.pool.peers.values()]
-    .filter((peer) => peer.handshaken && peer.remoteUploads)
-    .map((peer) => {
-      const rate = peer.expectedRate;
-      return {
-        id: peer.id, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
-        // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
-        offers: new Set(peer.failing ? [] : segments.filter(({ sequence }) => peer.mayRequest(sequence)).map(({ sequence }) => sequence)),
-        busy: peer.busyUntilMs > now || peer.downloading !== undefined || rate.bytesPerS <= 0,
-      };
-    });
   const actions = plan({
-    nowMs: now, isLive: stream.isLive, segments, peers, httpThroughputBytesPerS, downlinkLeftBytes: context.downlinkLeftBytes,
-    windows, p2pDownload: options.p2pDownload, maxP2PDownloads: options.maxP2PDownloads,
+    nowMs: now, isLive: stream.isLive, segments, peers: peerPlans(stream, segments, now), httpThroughputBytesPerS: context.httpThroughputBytesPerS,
+    downlinkLeftBytes: context.downlinkLeftBytes, windows, p2pDownload: options.p2pDownload, maxP2PDownloads: options.maxP2PDownloads,
+    spread: (peerId, sequence) => seedScore(`${context.localPeerId}${peerId}`, String(sequence)),
   });
   let wakeMs = Infinity;
   for (const action of actions) {
     if (action.type === 'wake') wakeMs = action.atMs;
-    else if (action.type === 'http') {
+    else carryOut(stream, action);
+  }
+  return nextPlanMs(now, wakeMs, parkedWakeMs, transfers.anyOverP2P(), transfers.waiters.size > 0, options.tickIntervalMs);
+}
+
+/** One action of the plan, to the room that carries it out. */
+function carryOut(stream: Stream, action: Exclude<ReturnType<typeof plan>[number], { type: 'wake' }>): void {
+  const { transfers, pool } = stream;
+  const ref = stream.refs.get(action.sequence)!;
+  switch (action.type) {
+    case 'http':
       log(`#${action.sequence} over HTTP (${action.reason})`, stream.key);
       stream.seeding.started(action.sequence);
-      stream.transfers.startHttp(action.sequence, action.reason === 'seed' ? 'seed' : 'urgent');
-    } else if (action.type === 'p2p') {
-      const peer = stream.pool.peers.get(action.peerId)!;
-      log(`#${action.sequence} requested from peer ${peer.id.slice(0, 8)}`, stream.key);
-      stream.transfers.startP2P(action.sequence, peer);
-    } else stream.transfers.cancelP2P(action.sequence, action.resumeOverHttp, action.resumeAtPeer === undefined ? undefined : stream.pool.peers.get(action.resumeAtPeer));
+      return transfers.startOrigin(ref, action.reason === 'seed' ? 'seed' : 'urgent');
+    case 'p2p':
+      log(`#${action.sequence} from ${action.parts.map((part) => `${part.peerId.slice(0, 8)} [${part.start}, ${part.end})`).join(', ')}`, stream.key);
+      return transfers.startPeers(ref, action.parts.map((part) => ({ peer: pool.peers.get(part.peerId)!, start: part.start, end: part.end })), action.withinMs);
+    case 'move': {
+      const transfer = transfers.get(action.sequence);
+      const leg = transfer && [...transfer.legs].find((candidate) => candidate.id === action.legId);
+      if (transfer && leg) transfers.moveLeg(transfer, leg, action.toPeerId === undefined ? undefined : pool.peers.get(action.toPeerId), action.withinMs);
+      return;
+    }
+    case 'drop': {
+      const transfer = transfers.get(action.sequence);
+      if (transfer) transfers.drop(transfer);
+    }
   }
-  return nextPlanMs(now, wakeMs, parkedWakeMs, stream.transfers.anyOverP2P(), stream.waiters.size > 0, options.tickIntervalMs);
+}
+
+/** Whether the transfer's bytes come from one origin request for the whole segment (nothing of it to plan). */
+function wholeFromOrigin(transfer: Transfer): boolean {
+  for (const leg of transfer.legs) if (leg.source.kind === 'origin' && leg.start === 0 && leg.end === (transfer.totalBytes ?? Infinity)) return true;
+  return false;
+}
+
+function legPlans(transfer: Transfer): LegPlan[] {
+  return [...transfer.legs].map((leg) => ({
+    id: leg.id, peerId: leg.peer?.id, start: leg.start, end: leg.end, received: leg.received, startedMs: leg.startedMs, orphaned: leg.orphaned,
+    firstByteMs: leg.firstByteMs, withinMs: leg.withinMs,
+  }));
+}
+
+/** The peers that upload, as the plan sees them: what they offer of these segments, their rates, and what they relay. */
+function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number): PeerPlan[] {
+  const plans: PeerPlan[] = [];
+  for (const peer of stream.pool.peers.values()) {
+    if (!peer.handshaken || !peer.remoteUploads) continue;
+    const rate = peer.expectedRate;
+    const offers = new Set<number>();
+    let relays: Map<number, { heldBytes: number; growthBytesPerS: number | undefined }> | undefined;
+    // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
+    if (!peer.failing) {
+      for (const { sequence } of segments) {
+        if (!peer.mayRequest(sequence)) continue;
+        offers.add(sequence);
+        const relay = peer.relay(sequence);
+        if (relay) (relays ??= new Map()).set(sequence, { heldBytes: relay.heldBytes, growthBytesPerS: relay.growthBytesPerS });
+      }
+    }
+    plans.push({
+      id: peer.id, offers, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
+      busy: peer.busyUntilMs > now || peer.leg !== undefined || rate.bytesPerS <= 0,
+      ...(relays ? { relays } : {}),
+    });
+  }
+  return plans;
+}
+
+/** Bytes each of the stream's downloads under way is still to receive (segments of unknown size at their estimated size). */
+export function downloadsLeftBytes(stream: Stream): number[] {
+  return stream.transfers.downloadsLeftBytes((sequence) => {
+    const ref = stream.refs.get(sequence);
+    return ref ? estimatedSegmentBytes(ref, stream.bytesPerS) : 0;
+  });
 }
 
 /**
@@ -140,36 +192,4 @@ export function seedShareFor(
   const deadlineMs = segmentDeadlineMs(now, context.playback, ref.startS, context.playbackAtMs);
   const windowMs = deadlineMs - now - httpBudgetMs(segmentBytes, context.httpThroughputBytesPerS, context.windows);
   return deficitSeedShare({ neighbourhood, streamBytesPerS: stream.bytesPerS, segmentBytes, windowMs, rateSlack: P2P_RATE_SLACK });
-}
-
-/** Bytes each of the stream's downloads under way is still to receive (segments of unknown size at their estimated size). */
-export function downloadsLeftBytes(stream: Stream): number[] {
-  return stream.transfers.downloadsLeftBytes((sequence) => {
-    const ref = stream.refs.get(sequence);
-    return ref ? estimatedSegmentBytes(ref, stream.bytesPerS) : 0;
-  });
-}
-
-/**
- * Peers a P2P transfer may go on at if its peer leaves or is too slow: they have the whole segment
- * (a relay's copy may still fail), did not fail us lately, and were not asked for this transfer
- * before (it never goes back and forth between two peers).
- */
-function resumableAt(stream: Stream, transfer: Transfer): Set<string> {
-  const { sequence, senders } = transfer;
-  const peers = [...stream.pool.peers.values()].filter(
-    (peer) => !peer.failing && peer.has(sequence) && peer.mayRequest(sequence) && !senders.some((sender) => sender.peer === peer),
-  );
-  return new Set(peers.map((peer) => peer.id));
-}
-
-/** The segment is in the store: every load waiting for it gets it from there. */
-function serveFromStore(stream: Stream, sequence: number, { store, clock, emit }: PlanContext): void {
-  stream.waiters.settle(sequence, (waiter) => {
-    const bytes = store.get(stream.key, sequence)!;
-    const now = clock.now();
-    const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
-    emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
-    waiter.resolve({ bytes, source: 'store', timing });
-  });
 }

@@ -21,7 +21,7 @@ export class FetchHttpClient implements HttpClient {
   }
 
   private async run(request: HttpRequest, signal: AbortSignal): Promise<Uint8Array> {
-    const { url, range, onData, revalidate } = request;
+    const { url, range, onData, onLength, revalidate } = request;
     const headers: Record<string, string> = { ...this.options.headers };
     if (range) headers.Range = `bytes=${range.start}-${range.end - 1}`;
     let response: Response;
@@ -41,6 +41,9 @@ export class FetchHttpClient implements HttpClient {
     // A server that ignores Range answers 200 with the whole file: keep only the requested bytes.
     const skip = range && response.status === 200 ? range.start : 0;
     const want = range ? range.end - range.start : Infinity;
+    // A compressed body's length is not the content's: only an identity body's is told.
+    const declared = response.headers.get('content-encoding') ? NaN : Number(response.headers.get('content-length') ?? NaN);
+    if (Number.isInteger(declared) && declared > 0) onLength?.(Math.min(declared - skip, want));
     const chunks: Uint8Array[] = [];
     let position = 0;
     let length = 0;

@@ -1,44 +1,126 @@
-// Transfers: one Transfer per segment this stream is getting, over HTTP or from a peer, until its
-// bytes are in the store or its loads rejected (then it leaves the map). States: http | p2p →
-// verifying → done; verifying → parked (the manifest does not list the bytes yet) → verifying; or
-// failed. A P2P transfer the plan cancels, or whose peer left, continues from its byte offset at
-// another peer that has the segment, or over HTTP with a Range request (http-transfer.ts), as the
-// plan decides; a transfer nobody needs any more is dropped.
-import { runHttp, type HttpRoom } from './http-transfer.js';
+// Transfers: a stream's loads and the transfers that satisfy them. A player's load is settled here
+// and only here: from the store at once, or when its segment's transfer completes or fails. A
+// transfer brings its segment in legs, each a byte range from one peer or from the origin; the
+// plan (stream-planner.ts) says where each leg comes from and moves one that falls behind to
+// another peer, or to the origin as a Range request of just its bytes. Peers and origin requests
+// hand their bytes straight to this room (LegSink, OriginLegOwner), which assembles the copy,
+// relays what it holds to peers asking for it, and verifies, stores and hands out the whole.
+import type { EngineEmit } from '../engine-events.js';
+import { ShoalError, isShoalError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { SegmentState } from '../wire/peer-protocol.js';
-import { MAX_WASTED_P2P_TRANSFERS } from '../plan/scheduler.js';
 import type { PeerSession } from '../peers/peer.js';
-import type { ResumedPrefix } from '../peers/peer-download.js';
-import { sendersOfBadBytes } from './sender-blame.js';
-import { Transfer, type TransferDeps, type TransferStream } from './transfer.js';
-import type { LoadTiming } from './pending-loads.js';
-import type { SegmentSource } from '../types.js';
+import type { Clock, HttpClient, SegmentRef } from '../types.js';
+import { SegmentState } from '../wire/peer-protocol.js';
+import { settleCompleted, type CompletionRoom } from './completion.js';
+import { runOriginLeg, type OriginLegOwner } from './origin-leg.js';
+import type { OriginThroughput } from './origin-throughput.js';
+import { PendingLoads, type SegmentLoad, type Waiter } from './pending-loads.js';
+import { Transfer, type Leg, type LegFailure, type LegSink, type TransfersContext, type TransferStream } from './transfer.js';
 
-export { Transfer, type TransferDeps, type TransferState, type TransferStream } from './transfer.js';
+export { Leg, Transfer, type LegSink, type TransferState, type TransfersContext, type TransferStream } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');
 
-/** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
-const MAX_INTEGRITY_CHECKS = 3;
+/** A segment's wasted P2P transfers once no peer is to be asked for it again (the plan's limit, MAX_WASTED_P2P_TRANSFERS, is lower). */
+const NO_MORE_P2P = Infinity;
 
-/** One stream's transfers, by segment sequence. */
-export class Transfers {
+/** One part of a new P2P transfer, as the plan splits the segment over peers. */
+export interface PeerPart {
+  peer: PeerSession;
+  start: number;
+  /** Exclusive; Infinity: to the segment's end. */
+  end: number;
+}
+
+export class Transfers implements OriginLegOwner, LegSink {
+  readonly waiters = new PendingLoads();
   private readonly bySequence = new Map<number, Transfer>();
-  /** P2P transfers per segment whose bytes were thrown away; at MAX_WASTED_P2P_TRANSFERS the segment comes over HTTP only. */
+  /** P2P transfers per segment whose bytes were thrown away; the plan asks no peer for a segment past its limit. */
   private readonly wastedP2P = new Map<number, number>();
 
-  /** What the HTTP half of a transfer reports back to. */
-  private readonly httpRoom: HttpRoom;
+  /** What completing a copy needs of this room (completion.ts). */
+  private readonly completionRoom: CompletionRoom;
 
-  constructor(private readonly stream: TransferStream, private readonly deps: TransferDeps) {
-    this.httpRoom = {
-      stream, deps,
+  constructor(
+    private readonly stream: TransferStream,
+    private readonly context: TransfersContext,
+  ) {
+    this.completionRoom = {
+      stream, context, waiters: this.waiters,
       isCurrent: (transfer) => this.isCurrent(transfer),
-      complete: (transfer, bytes) => void this.complete(transfer, bytes),
-      drop: (transfer) => this.drop(transfer),
+      remove: (transfer) => this.bySequence.delete(transfer.sequence),
+      wasteAll: (sequence) => this.wastedP2P.set(sequence, NO_MORE_P2P),
+      forgetWaste: (sequence) => this.wastedP2P.delete(sequence),
+      refetch: (transfer) => {
+        this.bySequence.delete(transfer.sequence);
+        this.startOrigin(transfer.ref, 'refetch');
+        return this.bySequence.get(transfer.sequence)!;
+      },
     };
   }
+
+  get streamKey(): string {
+    return this.stream.key;
+  }
+
+  get clock(): Clock {
+    return this.context.clock;
+  }
+
+  get http(): HttpClient {
+    return this.context.http;
+  }
+
+  get throughput(): OriginThroughput {
+    return this.context.throughput;
+  }
+
+  get stats() {
+    return this.stream.stats;
+  }
+
+  get emit(): EngineEmit {
+    return this.context.emit;
+  }
+
+  // ---- loads ----
+
+  /** The player asks for a segment: from the store at once, else when its transfer completes. */
+  load(ref: SegmentRef): SegmentLoad {
+    const requestMs = this.clock.now();
+    const stored = this.context.store.get(ref.streamKey, ref.sequence);
+    if (stored) {
+      const timing = { requestMs, firstByteMs: requestMs, doneMs: requestMs };
+      this.emit('segment-loaded', { ref, source: 'store', bytes: stored.length, timing });
+      return { result: Promise.resolve({ bytes: stored, source: 'store', timing }), abort: () => {} };
+    }
+    const { waiter, result } = this.waiters.add(ref, requestMs);
+    this.context.replan();
+    return { result, abort: () => this.abort(waiter) };
+  }
+
+  /** The segment is in the store now: every load waiting for it gets it from there. */
+  settleFromStore(sequence: number): void {
+    this.waiters.settle(sequence, (waiter) => {
+      const bytes = this.context.store.get(this.stream.key, sequence)!;
+      const now = this.clock.now();
+      const timing = { requestMs: waiter.requestMs, firstByteMs: now, doneMs: now };
+      this.emit('segment-loaded', { ref: waiter.ref, source: 'store', bytes: bytes.length, timing });
+      waiter.resolve({ bytes, source: 'store', timing });
+    });
+  }
+
+  private abort(waiter: Waiter): void {
+    const { removed, last } = this.waiters.remove(waiter);
+    if (!removed) return;
+    const transfer = this.bySequence.get(waiter.ref.sequence);
+    // An origin fetch nobody waits for is waste (unless it seeds the swarm); P2P prefetch may go on.
+    if (last && transfer && !transfer.seed && transfer.p2pBytes === 0 && this.anyLeg(transfer, (leg) => leg.source.kind === 'origin')) this.drop(transfer);
+    waiter.reject(new ShoalError('ABORTED', `load of segment ${waiter.ref.sequence} aborted`));
+    this.context.replan();
+  }
+
+  // ---- what plans read ----
 
   get(sequence: number): Transfer | undefined {
     return this.bySequence.get(sequence);
@@ -56,33 +138,31 @@ export class Transfers {
     return this.bySequence.keys();
   }
 
-  /**
-   * Bytes each download under way (HTTP or P2P) is still to receive, what they will take of the
-   * downlink; `sizeBytes` gives the size of a segment whose size is not known yet.
-   */
-  downloadsLeftBytes(sizeBytes: (sequence: number) => number): number[] {
-    const left: number[] = [];
-    for (const transfer of this.bySequence.values()) {
-      if (transfer.state === 'http') left.push(Math.max(transfer.httpExpected.bytes - transfer.httpExpected.received, 0));
-      else if (transfer.state === 'p2p') {
-        const progress = transfer.peer?.downloadProgress;
-        if (progress) left.push(Math.max((progress.totalBytes ?? sizeBytes(transfer.sequence)) - progress.receivedBytes, 0));
-      }
-    }
-    return left;
+  values(): IterableIterator<Transfer> {
+    return this.bySequence.values();
   }
 
+  /** Some transfer brings bytes from the origin now (its acknowledgements need the uplink). */
   anyOverHttp(): boolean {
-    for (const transfer of this.bySequence.values()) if (transfer.state === 'http') return true;
+    for (const transfer of this.bySequence.values()) if (this.anyLeg(transfer, (leg) => leg.source.kind === 'origin')) return true;
     return false;
   }
 
   anyOverP2P(): boolean {
-    for (const transfer of this.bySequence.values()) if (transfer.state === 'p2p') return true;
+    for (const transfer of this.bySequence.values()) if (this.anyLeg(transfer, (leg) => leg.source.kind === 'peer')) return true;
     return false;
   }
 
-  /** P2P transfers of the segment whose bytes were thrown away (the plan's cap reads it). */
+  /** Bytes each running leg is still to receive, what they will take of the downlink; `sizeBytes` estimates a segment whose size is not known. */
+  downloadsLeftBytes(sizeBytes: (sequence: number) => number): number[] {
+    const left: number[] = [];
+    for (const transfer of this.bySequence.values()) {
+      const total = transfer.totalBytes ?? sizeBytes(transfer.sequence);
+      for (const leg of transfer.legs) left.push(Math.max(Math.min(leg.end, total) - leg.next, 0));
+    }
+    return left;
+  }
+
   wastedP2PTransfers(sequence: number): number {
     return this.wastedP2P.get(sequence) ?? 0;
   }
@@ -92,227 +172,202 @@ export class Transfers {
     for (const sequence of this.wastedP2P.keys()) if (!inPlaylist(sequence)) this.wastedP2P.delete(sequence);
   }
 
-  /** The whole segment from the origin: elected to seed it, for the player, or again after P2P bytes were thrown away. */
-  startHttp(sequence: number, kind: 'seed' | 'urgent' | 'refetch'): void {
-    const transfer = this.start(sequence, 'http', undefined, kind === 'seed');
-    transfer.originKind = kind;
-    runHttp(transfer, undefined, this.httpRoom);
-  }
-
-  startP2P(sequence: number, peer: PeerSession): void {
-    this.start(sequence, 'p2p', peer, false);
-    peer.request(sequence);
-  }
-
   /**
-   * The plan cancels a P2P transfer, or places one whose peer left: the rest comes from `resumeAt`
-   * (a request at the byte offset reached), else over HTTP (a Range request), else it is dropped.
-   */
-  cancelP2P(sequence: number, resumeOverHttp: boolean, resumeAt?: PeerSession): void {
-    const transfer = this.bySequence.get(sequence);
-    if (transfer?.state !== 'p2p') return;
-    const { prefix, totalBytes } = transfer.peer?.cancelDownload() ?? transfer.orphan!;
-    transfer.orphan = undefined;
-    const rest = resumeAt ? ` from ${resumeAt.id.slice(0, 8)}` : resumeOverHttp ? ' over HTTP' : '';
-    log(`#${sequence} P2P ${transfer.peer ? 'cancelled' : 'orphaned'} after ${prefix.length} bytes${rest && `, the rest${rest}`}`, this.stream.key);
-    if (resumeAt && totalBytes !== undefined) this.resumeAtPeer(transfer, resumeAt, { prefix, totalBytes });
-    else if (resumeOverHttp) this.resumeOverHttp(transfer, prefix, totalBytes);
-    else this.drop(transfer);
-  }
-
-  /**
-   * A segment still arriving from a peer, for relaying it on as it arrives: its bytes so far and
-   * how many may go out. The last byte waits until the whole is verified and stored, so a peer
-   * that gets bad bytes through us gets no `done` from us: we answer `absent` when our copy fails,
-   * and the peer that sent them is the one banned (by us).
+   * A segment still arriving, or complete and being verified, for relaying it to peers: its bytes so
+   * far and how many may go out. The last byte waits until the whole is verified and stored, so a
+   * peer that gets bad bytes through us gets no `done` from us: we answer `absent` when our copy
+   * fails, and the peer that sent them is the one banned (by us).
    */
   relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined {
     const transfer = this.bySequence.get(sequence);
-    // Before its first bytes a transfer's size is not known (nor is it announced): a request then
-    // gets `absent`, and onChunk announces the relay once they arrive.
-    const received = transfer?.state === 'p2p' ? transfer.peer?.downloadBuffer : undefined;
-    if (received?.sequence === sequence) return { bytes: received.bytes, readableBytes: Math.min(received.receivedBytes, received.bytes.length - 1) };
-    const complete = transfer?.verifying ?? transfer?.parked?.bytes;
-    return complete && { bytes: complete, readableBytes: complete.length - 1 };
+    const bytes = transfer?.buffer;
+    return bytes && { bytes, readableBytes: Math.min(transfer.prefix, bytes.length - 1) };
   }
+
+  // ---- starting and moving legs ----
+
+  /** The whole segment from the origin: elected to seed it, for the player, or again after P2P bytes were thrown away. */
+  startOrigin(ref: SegmentRef, kind: 'seed' | 'urgent' | 'refetch'): void {
+    const transfer = this.open(ref, kind === 'seed');
+    runOriginLeg(transfer.addLeg(0, Infinity, { kind: 'origin', http: undefined, originKind: kind }, this.clock.now()), this);
+    // An origin fetch is news (live-edge seeding: others wait for it); a request to a peer is not
+    // until its first bytes arrive (many are answered busy, and each try would cost every neighbour a message).
+    this.stream.pool.announce(ref.sequence, SegmentState.fetching);
+  }
+
+  /** The segment from peers, one part from each, each needed within `withinMs`. */
+  startPeers(ref: SegmentRef, parts: readonly PeerPart[], withinMs: number): void {
+    const transfer = this.open(ref, false);
+    for (const { peer, start, end } of parts) this.askPeer(transfer, peer, start, end, withinMs);
+  }
+
+  /**
+   * A leg falls behind, or its peer left: what it still has to bring comes from `toPeer`, else from
+   * the origin as a Range request (or, for a transfer nobody waits for, not at all: `drop`).
+   */
+  moveLeg(transfer: Transfer, leg: Leg, toPeer: PeerSession | undefined, withinMs: number): void {
+    if (leg.ended || !this.isCurrent(transfer)) return;
+    this.endLeg(leg);
+    log(`#${transfer.sequence} bytes ${leg.next}-${leg.end} move${leg.peer ? ` from ${leg.peer.id.slice(0, 8)}` : ''} to ${toPeer ? toPeer.id.slice(0, 8) : 'the origin'}`, this.stream.key);
+    if (leg.next >= leg.end) return this.checkComplete(transfer);
+    if (toPeer) return this.askPeer(transfer, toPeer, leg.next, leg.end, withinMs);
+    // The origin: the whole segment again if its size is still unknown (nothing to put a range on).
+    if (transfer.totalBytes === undefined) return this.restartFromOrigin(transfer);
+    runOriginLeg(transfer.addLeg(leg.next, leg.end, { kind: 'origin', http: undefined, originKind: 'range' }, this.clock.now()), this);
+  }
+
+  /** A transfer nobody needs any more. P2P bytes thrown away count against the segment's P2P attempts. */
+  drop(transfer: Transfer): void {
+    if (!this.isCurrent(transfer)) return;
+    this.bySequence.delete(transfer.sequence);
+    for (const leg of [...transfer.legs]) this.endLeg(leg);
+    if (transfer.p2pBytes > 0) this.wastedP2P.set(transfer.sequence, this.wastedP2PTransfers(transfer.sequence) + 1);
+    this.stream.pool.abandonRelayedUploads(transfer.sequence);
+    this.stream.pool.announce(transfer.sequence, SegmentState.none);
+  }
+
+  destroy(): void {
+    for (const transfer of this.bySequence.values()) for (const leg of [...transfer.legs]) this.endLeg(leg);
+    this.bySequence.clear();
+  }
+
+  private open(ref: SegmentRef, seed: boolean): Transfer {
+    const transfer = new Transfer(ref, seed);
+    this.bySequence.set(ref.sequence, transfer);
+    return transfer;
+  }
+
+  private askPeer(transfer: Transfer, peer: PeerSession, start: number, end: number, withinMs: number): void {
+    const leg = transfer.addLeg(start, end, { kind: 'peer', peer }, this.clock.now());
+    leg.withinMs = withinMs;
+    peer.request(leg, withinMs, this);
+  }
+
+  /** The whole segment over HTTP, anew: nothing of what peers sent is kept. */
+  private restartFromOrigin(transfer: Transfer): void {
+    const thrownAway = transfer.p2pBytes > 0;
+    this.bySequence.delete(transfer.sequence);
+    for (const leg of [...transfer.legs]) this.endLeg(leg);
+    if (thrownAway) this.wastedP2P.set(transfer.sequence, this.wastedP2PTransfers(transfer.sequence) + 1);
+    this.startOrigin(transfer.ref, thrownAway ? 'refetch' : 'urgent');
+  }
+
+  /** The leg is over: a peer's download is cancelled, an origin request aborted. */
+  private endLeg(leg: Leg): void {
+    if (leg.ended) return;
+    leg.ended = true;
+    leg.transfer.legs.delete(leg);
+    if (leg.source.kind === 'peer') leg.source.peer.cancelLeg(leg);
+    else leg.source.http?.abort();
+  }
+
+  private isCurrent(transfer: Transfer): boolean {
+    return this.bySequence.get(transfer.sequence) === transfer && !this.context.isDestroyed();
+  }
+
+  private anyLeg(transfer: Transfer, test: (leg: Leg) => boolean): boolean {
+    for (const leg of transfer.legs) if (test(leg)) return true;
+    return false;
+  }
+
+  // ---- what the legs bring ----
+
+  sized(leg: Leg, totalBytes: number): boolean {
+    return leg.transfer.setSize(totalBytes);
+  }
+
+  arrived(leg: Leg, chunk: Uint8Array): void {
+    const transfer = leg.transfer;
+    if (leg.ended || !this.isCurrent(transfer)) return;
+    transfer.firstByteMs ??= this.clock.now();
+    leg.firstByteMs ??= this.clock.now();
+    transfer.write(leg, chunk);
+    if (leg.peer) {
+      this.context.throughput.receivedBytes += chunk.length;
+      this.stream.stats.p2pBytes += chunk.length;
+      this.emit('bytes-down', { streamKey: this.stream.key, source: 'p2p', bytes: chunk.length });
+    }
+    this.announceProgress(transfer);
+    // Uploads relaying this segment may have new bytes to send.
+    this.stream.pool.relayedBytesArrived();
+  }
+
+  finished(leg: Leg): void {
+    if (leg.ended) return;
+    this.endLeg(leg);
+    this.checkComplete(leg.transfer);
+  }
+
+  ended(leg: Leg, failure: ShoalError | undefined): void {
+    if (leg.ended) return;
+    const transfer = leg.transfer;
+    this.endLeg(leg);
+    if (!this.isCurrent(transfer)) return;
+    if (!failure) return this.checkComplete(transfer);
+    // The origin refused or failed: the loads waiting for the segment fail with its error (the player retries).
+    this.bySequence.delete(transfer.sequence);
+    for (const other of [...transfer.legs]) this.endLeg(other);
+    this.stream.pool.announce(transfer.sequence, SegmentState.none);
+    if (transfer.seed && !isShoalError(failure, 'ABORTED')) this.stream.seeding.failed(transfer.sequence, this.clock.now());
+    this.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
+    this.context.replan();
+  }
+
+  failed(leg: Leg, reason: LegFailure): void {
+    if (leg.ended || leg.orphaned || !this.isCurrent(leg.transfer)) return;
+    // `size`: one of two senders is wrong and we cannot tell which: nothing of theirs is kept.
+    if (reason === 'size') return this.restartFromOrigin(leg.transfer);
+    // Bytes relayed from a copy that failed: they come again, and what we relayed of them is void.
+    if (reason === 'void' && leg.transfer.unwrite(leg)) this.stream.pool.abandonRelayedUploads(leg.transfer.sequence);
+    // What arrived stays; the plan, which runs next, moves the rest elsewhere.
+    leg.orphaned = true;
+    this.context.replan();
+  }
+
+  /** A peer left: its legs are orphaned (the plan moves them), or, banned, nothing of its bytes is kept. */
+  peerGone(peer: PeerSession, banned: boolean): void {
+    for (const transfer of [...this.bySequence.values()]) {
+      if (!this.anyLeg(transfer, (leg) => leg.peer === peer)) continue;
+      if (!banned) {
+        for (const leg of transfer.legs) if (leg.peer === peer) this.failed(leg, 'gone');
+      } else if (this.waiters.has(transfer.sequence)) this.restartFromOrigin(transfer);
+      else this.drop(transfer);
+    }
+  }
+
+  // ---- the whole copy ----
+
+  /**
+   * We relay what we hold of a segment still arriving: peers hear it once its first bytes are in,
+   * and again at half (from the two they judge how fast it grows). Each message costs every
+   * neighbour's link a packet, so no more.
+   */
+  private announceProgress(transfer: Transfer): void {
+    const total = transfer.totalBytes;
+    if (total === undefined || transfer.prefix === 0 || transfer.prefix >= total) return;
+    const step = transfer.prefix * 2 >= total ? 2 : 1;
+    if (step <= transfer.announcedStep) return;
+    transfer.announcedStep = step;
+    this.stream.pool.progress(transfer.sequence, transfer.prefix, total);
+  }
+
+  private checkComplete(transfer: Transfer): void {
+    if (!this.isCurrent(transfer) || !transfer.complete || transfer.state !== 'running') return;
+    void settleCompleted(transfer, this.completionRoom);
+  }
+
 
   /** The manifest may list parked bytes now: verify them again. */
   recheckParked(transfer: Transfer): void {
-    void this.complete(transfer, transfer.parked!.bytes);
+    transfer.state = 'running';
+    this.checkComplete(transfer);
   }
 
   /** Parked P2P bytes the player cannot wait for any longer: the origin's copy replaces them. */
   giveUpParked(transfer: Transfer): void {
-    transfer.parked = undefined;
     this.stream.pool.abandonRelayedUploads(transfer.sequence);
-    this.wastedP2P.set(transfer.sequence, MAX_WASTED_P2P_TRANSFERS);
-    this.resumeOverHttp(transfer, new Uint8Array(0), undefined);
-  }
-
-  /** The last load waiting for the segment was aborted: an HTTP transfer nobody waits for is waste (unless it seeds the swarm); P2P prefetch may go on. */
-  abandon(sequence: number): void {
-    const transfer = this.bySequence.get(sequence);
-    if (transfer && transfer.state === 'http' && !transfer.seed) this.drop(transfer);
-  }
-
-  destroy(): void {
-    for (const transfer of this.bySequence.values()) transfer.http?.abort();
-    this.bySequence.clear();
-  }
-
-  // ---- what the peers deliver ----
-
-  onChunk(peer: PeerSession, sequence: number, chunk: Uint8Array): void {
-    const transfer = this.bySequence.get(sequence);
-    if (!transfer || transfer.peer !== peer) return;
-    transfer.firstByteMs ??= this.deps.clock.now();
-    // Its size is known now: peers may ask us for it, and get it relayed as it arrives.
-    if (transfer.p2pBytes === 0) this.stream.pool.announceRelaying(sequence);
-    transfer.p2pBytes += chunk.length;
-    this.deps.throughput.receivedBytes += chunk.length;
-    this.stream.stats.p2pBytes += chunk.length;
-    this.deps.emit('bytes-down', { streamKey: this.stream.key, source: 'p2p', bytes: chunk.length });
-  }
-
-  onSegment(peer: PeerSession, sequence: number, bytes: Uint8Array): void {
-    const transfer = this.bySequence.get(sequence);
-    if (transfer && transfer.peer === peer) void this.complete(transfer, bytes);
-  }
-
-  onRefused(peer: PeerSession, sequence: number): void {
-    const transfer = this.bySequence.get(sequence);
-    if (transfer && transfer.peer === peer) this.drop(transfer);
-  }
-
-  /**
-   * A peer leaving mid-transfer must not stall the player: keep what arrived, and let the plan,
-   * which runs next (the pool replans), say where the rest comes from (cancelP2P). What a banned
-   * peer sent is not kept: the whole comes over HTTP.
-   */
-  onPeerGone(peer: PeerSession, banned: boolean): void {
-    const sequence = peer.downloading;
-    const transfer = sequence !== undefined ? this.bySequence.get(sequence) : undefined;
-    if (!transfer || transfer.peer !== peer) return;
-    const { prefix, totalBytes } = peer.cancelDownload();
-    if (!this.stream.waiters.has(transfer.sequence)) this.drop(transfer);
-    else if (banned || prefix.length === 0 || totalBytes === undefined) this.resumeOverHttp(transfer, new Uint8Array(0), undefined);
-    else {
-      transfer.peer = undefined;
-      transfer.orphan = { prefix, totalBytes };
-    }
-  }
-
-  // ---- transitions ----
-
-  private start(sequence: number, state: 'http' | 'p2p', peer: PeerSession | undefined, seed: boolean): Transfer {
-    const transfer = new Transfer(sequence, state, peer, seed);
-    this.bySequence.set(sequence, transfer);
-    // An origin fetch is news (live-edge seeding: others wait for it); a request to a peer is not
-    // until its first bytes arrive (many are answered busy, and each try would cost two `have`s).
-    if (state === 'http') this.stream.pool.announce(sequence, SegmentState.fetching);
-    return transfer;
-  }
-
-  private isCurrent(transfer: Transfer): boolean {
-    return this.bySequence.get(transfer.sequence) === transfer && !this.deps.isDestroyed();
-  }
-
-  /** P2P → another peer, asked for the bytes after those received so far. */
-  private resumeAtPeer(transfer: Transfer, peer: PeerSession, resumed: ResumedPrefix): void {
-    transfer.peer = peer;
-    transfer.senders.push({ peer, fromByte: resumed.prefix.length });
-    peer.request(transfer.sequence, resumed);
-  }
-
-  /** P2P → HTTP: with a prefix and a known size, a Range request for the rest; else the whole segment again. */
-  private resumeOverHttp(transfer: Transfer, prefix: Uint8Array, totalBytes: number | undefined): void {
-    transfer.state = 'http';
-    transfer.peer = undefined;
-    if (prefix.length > 0 && totalBytes !== undefined) {
-      transfer.prefix = prefix;
-      transfer.originKind = 'range';
-      runHttp(transfer, totalBytes, this.httpRoom);
-    } else {
-      // Nothing of a peer's kept: bytes thrown away make it a refetch, none (a peer that never sent) the player's urgent fetch.
-      transfer.originKind = transfer.p2pBytes > 0 ? 'refetch' : 'urgent';
-      transfer.p2pBytes = 0;
-      transfer.senders = [];
-      runHttp(transfer, undefined, this.httpRoom);
-    }
-  }
-
-  /** Bytes complete: verify what came from peers, store, announce, hand copies to the waiting loads. */
-  private async complete(transfer: Transfer, bytes: Uint8Array): Promise<void> {
-    const { clock, store, verifier, emit } = this.deps;
-    const stream = this.stream;
-    const sequence = transfer.sequence;
-    const ref = stream.refs.get(sequence)!;
-    const senders = transfer.senders;
-    if (transfer.p2pBytes > 0 && verifier.enabled) {
-      transfer.state = 'verifying';
-      transfer.parked = undefined;
-      transfer.verifying = bytes;
-      const verdict = await verifier.verify(ref, bytes);
-      transfer.verifying = undefined;
-      if (this.deps.isDestroyed() || this.bySequence.get(sequence) !== transfer) return;
-      log(`#${sequence} P2P bytes ${verdict}`, stream.key);
-      if (verdict === 'unverifiable' && ++transfer.checks < MAX_INTEGRITY_CHECKS) {
-        // A live manifest lags the playlist: keep the bytes until it can be fetched again, rather
-        // than drop them and download the same segment again (and again) from a peer.
-        transfer.state = 'parked';
-        transfer.parked = { bytes, recheckAtMs: Math.max(verifier.nextRefreshMs, clock.now() + 1) };
-        this.deps.replan();
-        return;
-      }
-      if (verdict !== 'valid') {
-        stream.pool.abandonRelayedUploads(sequence);
-        // One sender sent all the bad bytes; from several, the origin's copy will say whose were bad.
-        if (verdict === 'invalid' && senders.length === 1) this.ban(senders[0]!.peer, sequence);
-        // Whatever the peers' share, the player gets only bytes that pass: start over from the origin.
-        if (verdict === 'unverifiable') this.wastedP2P.set(sequence, MAX_WASTED_P2P_TRANSFERS);
-        this.bySequence.delete(sequence);
-        if (stream.waiters.has(sequence)) {
-          this.startHttp(sequence, 'refetch');
-          if (verdict === 'invalid' && senders.length > 1) this.bySequence.get(sequence)!.failedMixedCopy = { bytes, senders, endByte: bytes.length - transfer.httpBytes };
-        } else stream.pool.announce(sequence, SegmentState.none);
-        this.deps.replan();
-        return;
-      }
-    }
-    this.bySequence.delete(sequence);
-    this.wastedP2P.delete(sequence);
-    if (transfer.failedMixedCopy) for (const peer of sendersOfBadBytes(transfer.failedMixedCopy, bytes)) this.ban(peer, sequence);
-    if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
-    if (ref.durationS > 0) stream.learnBitrate(bytes.length / ref.durationS);
-    const stored = store.put(ref, bytes);
-    log(`#${sequence} complete: ${transfer.p2pBytes} bytes P2P, ${transfer.httpBytes} HTTP`, stream.key);
-    stream.pool.announce(sequence, stored ? SegmentState.has : SegmentState.none);
-    const source: SegmentSource = transfer.p2pBytes > transfer.httpBytes ? 'p2p' : 'http';
-    let first = true;
-    stream.waiters.settle(sequence, (waiter) => {
-      const now = clock.now();
-      const origin = transfer.origin && transfer.p2pBytes === 0 ? { requestMs: transfer.origin.requestMs, firstByteMs: transfer.origin.firstByteMs ?? now } : undefined;
-      const timing: LoadTiming = { requestMs: waiter.requestMs, firstByteMs: Math.max(transfer.firstByteMs ?? now, waiter.requestMs), doneMs: now, ...(origin ? { origin } : {}) };
-      // The store copied the bytes: the first load may take this buffer, the others get copies.
-      const own = first ? bytes : bytes.slice();
-      first = false;
-      emit('segment-loaded', { ref: waiter.ref, source, bytes: own.length, timing });
-      waiter.resolve({ bytes: own, source, timing });
-    });
-    this.deps.replan();
-  }
-
-  private ban(peer: PeerSession, sequence: number): void {
-    this.stream.pool.ban(peer, `segment ${sequence} failed verification`);
-    peer.close('sent a segment that failed verification');
-  }
-
-  /** Failed or no longer wanted: P2P bytes thrown away count against the segment's P2P attempts. */
-  private drop(transfer: Transfer): void {
-    if (this.bySequence.get(transfer.sequence) !== transfer) return;
+    this.wastedP2P.set(transfer.sequence, NO_MORE_P2P);
     this.bySequence.delete(transfer.sequence);
-    if (transfer.state !== 'http' && transfer.p2pBytes > 0) this.wastedP2P.set(transfer.sequence, (this.wastedP2P.get(transfer.sequence) ?? 0) + 1);
-    transfer.http?.abort();
-    this.stream.pool.announce(transfer.sequence, SegmentState.none);
+    this.startOrigin(transfer.ref, 'refetch');
   }
 }

@@ -5,12 +5,14 @@
 // every peer, at the rate the pace controller finds (pace-controller.ts: it grows while the
 // uplink's queueing delay, measured by peers from our pings' one-way delay, stays under a small
 // target, and falls fast when the delay rises). Requests are served one at a time,
-// oldest first, so that each copy completes as early as possible; none while the viewer's own
+// earliest deadline first, each taken only if it can be met in time; none while the viewer's own
 // buffer is low, and below the pace by what the viewer's own downloads need of the uplink while
 // they run (the engine says both). What SCTP holds unsent is bounded too, so a cancel or a yield
 // takes effect within a fraction of a second.
+import { NOT_SERVING, PACE_UNMEASURED } from '../wire/peer-protocol.js';
 import { MIN_CHUNK_BYTES, TARGET_QUEUE_DELAY_MS, chunkBytesFor } from './pace.js';
 import type { Clock, TimerId } from '../types.js';
+import { admissionWaitMs, type QueuedUpload } from './admission.js';
 import { LinkWindow } from './link-window.js';
 import { PaceController } from './pace-controller.js';
 import { UplinkDelay } from './uplink-delay.js';
@@ -29,18 +31,20 @@ const WAKE_GRID_MS = 20;
 const SEND_BUFFER_S = 0.1;
 /** Every peer is pinged at once at most this often when one peer's reading shows a queue the others' do not. */
 const ASK_ALL_INTERVAL_MS = 1000;
-/** A new request that would wait longer than this behind the backlog (before its first byte) is answered busy. */
+/** In slow start (the uplink's rate not known yet), a new request is taken unless it would wait longer than this behind the backlog. */
 export const MAX_UPLOAD_WAIT_MS = 4000;
 
 /** One peer session's side of uploading, as the governor sees it. */
 export interface UploadSource {
   /** Bytes its channel holds unsent. */
   readonly bufferedAmount: number;
-  /** When its oldest queued upload was requested, or undefined when it has none. */
-  readonly oldestUploadMs: number | undefined;
+  /** The deadline of its most urgent upload that can send now, or undefined when none can. */
+  readonly nextDeadlineMs: number | undefined;
   /** Payload bytes its queued uploads still have to send. */
   readonly backlogBytes: number;
-  /** Sends up to `maxBytes` of its oldest upload; returns the payload bytes sent. */
+  /** Its queued uploads: what each still has to send, and by when. */
+  queued(): Iterable<{ remainingBytes: number; deadlineMs: number }>;
+  /** Sends up to `maxBytes` of its most urgent upload; returns the payload bytes sent. */
   sendChunk(maxBytes: number): number;
   /** Uploading (over any source) began after a pause, yielding ended, or a fresh reading is wanted: the source pings its peer now (the ping says our pace). */
   uploading(): void;
@@ -135,13 +139,32 @@ export class UploadGovernor {
   }
 
   /**
-   * Whether a new request should be accepted: not while yielding, nor behind a backlog that takes
-   * too long to send. Whether the transfer itself is fast enough is the requester's call: it knows
-   * its deadline, and our pace.
+   * Whether a new request of `bytes` needed by `deadlineMs` can be met: served earliest deadline
+   * first at the rate the uplink delivers, it must finish in time without making an upload with a
+   * later deadline late that was on time. Returns undefined when it can, else how long it would
+   * wait before its first byte (NOT_SERVING while uploads yield to the viewer's own playback). In
+   * slow start the rate is not known yet: a request is taken unless the backlog is long.
    */
-  accepts(): boolean {
-    if (this.yielding) return false;
-    return (this.queuedBytes() / this.controller.pace) * 1000 <= MAX_UPLOAD_WAIT_MS;
+  admit(bytes: number, deadlineMs: number): number | undefined {
+    if (this.yielding) return NOT_SERVING;
+    const advertised = this.controller.advertised(false);
+    if (advertised === PACE_UNMEASURED) {
+      const waitMs = this.waitBehindBacklogMs();
+      return waitMs <= MAX_UPLOAD_WAIT_MS ? undefined : waitMs;
+    }
+    const queue: QueuedUpload[] = [];
+    for (const source of this.sources) for (const upload of source.queued()) queue.push(upload);
+    return admissionWaitMs(queue, bytes, deadlineMs, this.clock.now(), advertised);
+  }
+
+  /**
+   * How long everything queued takes to send at the pace, ms. Neither this nor admission counts
+   * the reserve for the viewer's own downloads: it holds uploads back for a download's length (a
+   * fraction of a second on a downlink several times the bitrate), which the requesters' slack
+   * covers; counted in, a 2 Mbit/s download on a 134 kbit/s uplink refused every request.
+   */
+  waitBehindBacklogMs(): number {
+    return (this.queuedBytes() / Math.max(this.controller.pace, MIN_CHUNK_BYTES)) * 1000;
   }
 
   /**
@@ -228,11 +251,11 @@ export class UploadGovernor {
 
   /** Some upload has data to send. */
   private pending(): boolean {
-    for (const source of this.sources) if (source.oldestUploadMs !== undefined) return true;
+    for (const source of this.sources) if (source.nextDeadlineMs !== undefined) return true;
     return false;
   }
 
-  /** Sends what the pace allows now, oldest request first; sets a timer for the rest. */
+  /** Sends what the pace allows now, the earliest deadline first; sets a timer for the rest. */
   pump(): void {
     if (this.timer !== undefined || this.yielding) return;
     this.restartIfIdle();
@@ -253,10 +276,14 @@ export class UploadGovernor {
     for (;;) {
       let unsent = 0;
       let next: UploadSource | undefined;
+      let nextDeadlineMs = Infinity;
       for (const source of this.sources) {
         unsent += source.bufferedAmount;
-        const since = source.oldestUploadMs;
-        if (since !== undefined && (!next || since < next.oldestUploadMs!)) next = source;
+        const deadlineMs = source.nextDeadlineMs;
+        if (deadlineMs !== undefined && (!next || deadlineMs < nextDeadlineMs)) {
+          next = source;
+          nextDeadlineMs = deadlineMs;
+        }
       }
       if (!next) {
         this.link.interrupted();

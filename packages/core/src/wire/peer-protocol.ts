@@ -1,9 +1,9 @@
-// Shoal's peer wire protocol, version 3: one binary message per data-channel message.
+// Shoal's peer wire protocol, version 4: one binary message per data-channel message.
 // The byte layouts are documented in PROTOCOL.md, whose test vectors test/peer-protocol.test.ts
 // checks. decode() never throws: a malformed message is a typed error the peer session turns
 // into a ban.
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Data chunk payload size: the largest message every browser's data channel carries. */
 export const CHUNK_BYTES = 16 * 1024;
 /** Largest segment a peer may offer (a 4K segment of several seconds fits). */
@@ -25,7 +25,15 @@ export const MessageType = {
   cancel: 0x09,
   ping: 0x0a,
   pong: 0x0b,
+  progress: 0x0c,
 } as const;
+
+/** A request's `end` that means the segment's end (the requester does not know its size yet). */
+export const TO_SEGMENT_END = 0xffff_ffff;
+/** A request's `withinMs` when the requester has no deadline (prefetch far ahead). */
+export const NO_DEADLINE = 0xffff_ffff;
+/** A busy's `waitMs` when the sender does not serve at all now (its own playback needs its uplink, or upload is off). */
+export const NOT_SERVING = 0xffff_ffff;
 
 /** A segment's state in a peer's availability. */
 export const SegmentState = { none: 0, has: 1, fetching: 2 } as const;
@@ -36,11 +44,16 @@ export type PeerMessage =
   /** Segments firstSequence .. firstSequence + states.length - 1; every other segment: none. */
   | { type: 'availability'; firstSequence: number; states: SegmentStateValue[] }
   | { type: 'have'; sequence: number; state: SegmentStateValue }
-  | { type: 'request'; sequence: number; offset: number }
+  /**
+   * Bytes [start, end) of the segment (end TO_SEGMENT_END: to its end), needed within `withinMs`
+   * (NO_DEADLINE: not needed by any time): the sender accepts only what it can deliver by then.
+   */
+  | { type: 'request'; sequence: number; start: number; end: number; withinMs: number }
   | { type: 'data'; sequence: number; offset: number; totalBytes: number; payload: Uint8Array }
   | { type: 'done'; sequence: number; totalBytes: number }
   | { type: 'absent'; sequence: number }
-  | { type: 'busy'; sequence: number }
+  /** The request cannot be met in time: the sender could start on it after `waitMs` (NOT_SERVING: it does not serve now). */
+  | { type: 'busy'; sequence: number; waitMs: number }
   | { type: 'cancel'; sequence: number }
   /**
    * Sender's clock (ms, mod 2^32) and upload state: the pace a new request would get (bytes/s,
@@ -53,7 +66,9 @@ export type PeerMessage =
    * every byte the receiver got from the pinger on this channel so far (mod 2^32): what the
    * pinger's uplink really delivered.
    */
-  | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number; deliveredBytes: number };
+  | { type: 'pong'; echoMs: number; receivedMs: number; paceBytesPerS: number; backlogBytes: number; deliveredBytes: number }
+  /** The sender holds bytes [0, heldBytes) of a segment of totalBytes it is still receiving: they may be asked for (a relay). */
+  | { type: 'progress'; sequence: number; heldBytes: number; totalBytes: number };
 
 /** A ping's or pong's pace before the sender has measured its uplink: the requester judges the rate itself. */
 export const PACE_UNMEASURED = 0xffff_ffff;
@@ -125,9 +140,11 @@ export function encode(message: PeerMessage): Uint8Array {
       return bytes;
     }
     case 'request': {
-      const [bytes, view] = header(MessageType.request, 9);
+      const [bytes, view] = header(MessageType.request, 17);
       view.setUint32(1, message.sequence);
-      view.setUint32(5, message.offset);
+      view.setUint32(5, message.start);
+      view.setUint32(9, message.end);
+      view.setUint32(13, message.withinMs);
       return bytes;
     }
     case 'data':
@@ -140,8 +157,19 @@ export function encode(message: PeerMessage): Uint8Array {
     }
     case 'absent':
       return sequenceMessage(MessageType.absent, message.sequence);
-    case 'busy':
-      return sequenceMessage(MessageType.busy, message.sequence);
+    case 'busy': {
+      const [bytes, view] = header(MessageType.busy, 9);
+      view.setUint32(1, message.sequence);
+      view.setUint32(5, message.waitMs);
+      return bytes;
+    }
+    case 'progress': {
+      const [bytes, view] = header(MessageType.progress, 13);
+      view.setUint32(1, message.sequence);
+      view.setUint32(5, message.heldBytes);
+      view.setUint32(9, message.totalBytes);
+      return bytes;
+    }
     case 'cancel':
       return sequenceMessage(MessageType.cancel, message.sequence);
     case 'ping': {
@@ -222,11 +250,13 @@ export function decode(bytes: Uint8Array): DecodeResult {
       return { ok: true, message: { type: 'have', sequence: view.getUint32(1), state: state as SegmentStateValue } };
     }
     case MessageType.request: {
-      const bad = exactly(9);
+      const bad = exactly(17);
       if (bad) return bad;
-      const offset = view.getUint32(5);
-      if (offset >= MAX_SEGMENT_BYTES) return fail('BAD_VALUE', `request offset ${offset}`);
-      return { ok: true, message: { type: 'request', sequence: view.getUint32(1), offset } };
+      const start = view.getUint32(5);
+      const end = view.getUint32(9);
+      if (start >= MAX_SEGMENT_BYTES) return fail('BAD_VALUE', `request start ${start}`);
+      if (end !== TO_SEGMENT_END && (end <= start || end > MAX_SEGMENT_BYTES)) return fail('BAD_VALUE', `request range ${start}-${end}`);
+      return { ok: true, message: { type: 'request', sequence: view.getUint32(1), start, end, withinMs: view.getUint32(13) } };
     }
     case MessageType.data: {
       if (bytes.length <= DATA_HEADER_BYTES) return fail('BAD_LENGTH', `data needs > ${DATA_HEADER_BYTES} bytes, got ${bytes.length}`);
@@ -245,12 +275,23 @@ export function decode(bytes: Uint8Array): DecodeResult {
       return { ok: true, message: { type: 'done', sequence: view.getUint32(1), totalBytes } };
     }
     case MessageType.absent:
-    case MessageType.busy:
     case MessageType.cancel: {
       const bad = exactly(5);
       if (bad) return bad;
-      const name = type === MessageType.absent ? 'absent' : type === MessageType.busy ? 'busy' : 'cancel';
-      return { ok: true, message: { type: name, sequence: view.getUint32(1) } };
+      return { ok: true, message: { type: type === MessageType.absent ? 'absent' : 'cancel', sequence: view.getUint32(1) } };
+    }
+    case MessageType.busy: {
+      const bad = exactly(9);
+      if (bad) return bad;
+      return { ok: true, message: { type: 'busy', sequence: view.getUint32(1), waitMs: view.getUint32(5) } };
+    }
+    case MessageType.progress: {
+      const bad = exactly(13);
+      if (bad) return bad;
+      const heldBytes = view.getUint32(5);
+      const totalBytes = view.getUint32(9);
+      if (totalBytes === 0 || totalBytes > MAX_SEGMENT_BYTES || heldBytes > totalBytes) return fail('BAD_VALUE', `progress ${heldBytes} of ${totalBytes}`);
+      return { ok: true, message: { type: 'progress', sequence: view.getUint32(1), heldBytes, totalBytes } };
     }
     case MessageType.ping: {
       const bad = exactly(13);
