@@ -139,7 +139,8 @@ export class ShoalHls {
       const key = this.streamKeys[level];
       if (key === undefined || this.destroyed) return;
       this.liveLevels.set(level, { live: details.live, edgeS: details.edge ?? details.fragmentEnd });
-      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments) });
+      const bandwidthBitsPerS = this.hls.levels?.[level]?.bitrate;
+      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments), ...(bandwidthBitsPerS ? { bandwidthBitsPerS } : {}) });
       this.reportPlayback();
     });
     on(Events.LEVEL_SWITCHING, (_event, { level }) => {

@@ -135,9 +135,14 @@ export class PlayerModel {
     if (this.stopped || streamKey === this.streamKey) return;
     this.streamKey = streamKey;
     if (this.nextSequence < 0) return; // not started: the first playlist load registers it
-    this.engine.registerStream({ streamKey, isLive: this.isLive, segments: this.origin.playlist(streamKey) });
+    this.engine.registerStream({ streamKey, isLive: this.isLive, segments: this.origin.playlist(streamKey), bandwidthBitsPerS: this.bandwidthOf(streamKey) });
     this.engine.setActiveStream(streamKey);
     this.maybeLoad();
+  }
+
+  /** The rendition's bitrate, as hls.js hands the level's BANDWIDTH to attachShoal. */
+  private bandwidthOf(streamKey: string): number | undefined {
+    return this.origin.spec.renditions.find((rendition) => rendition.streamKey === streamKey)?.bitrateBitsPerS;
   }
 
   private loadPlaylist(): void {
@@ -147,7 +152,7 @@ export class PlayerModel {
     // hls.js hears of a reload before Shoal (its own listeners come first) and loads a new edge
     // segment at once: the engine often learns of it from the load, then from the playlist.
     this.maybeLoad();
-    this.engine.registerStream({ streamKey: this.streamKey, isLive: this.isLive, segments });
+    this.engine.registerStream({ streamKey: this.streamKey, isLive: this.isLive, segments, bandwidthBitsPerS: this.bandwidthOf(this.streamKey) });
     if (this.nextSequence === -1 && this.knownEdge >= 0) {
       const first = this.isLive ? Math.max(segments[0]!.sequence, this.knownEdge - this.params.liveSyncDurationCount + 1) : 0;
       this.nextSequence = first;
