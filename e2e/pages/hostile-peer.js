@@ -19,6 +19,9 @@ const behaviours = ['silent', 'trickle', 'flood', 'liar', 'wrong-bytes'];
 if (!behaviours.includes(behaviour)) throw new Error(`unknown behaviour "${behaviour}"; one of: ${behaviours.join(', ')}`);
 
 const TYPE = { handshake: 1, availability: 2, have: 3, request: 4, data: 5, done: 6, absent: 7, busy: 8, cancel: 9, ping: 10, pong: 11 };
+/** The protocol version it speaks: honest peers close the channel to any other without a word (faults.spec.ts checks it was asked). */
+const VERSION = 4;
+const TO_SEGMENT_END = 0xffff_ffff;
 const ADVERTISED_PACE = 10_000_000; // bytes/s: "I am fast and idle"
 /** The playlist's current window (media sequence numbers), refreshed every 2 s. */
 const window_ = { first: 0, last: -1 };
@@ -36,7 +39,7 @@ function message(type, length) {
 }
 function handshake() {
   const { bytes } = message(TYPE.handshake, 5);
-  bytes.set([0x53, 0x48, 2, 1], 1);
+  bytes.set([0x53, 0x48, VERSION, 1], 1);
   return bytes;
 }
 function availabilityOfWindow() {
@@ -64,9 +67,13 @@ function have(sequence, segmentState) {
   bytes[5] = segmentState;
   return bytes;
 }
+/** The whole segment, needed within 5 s. */
 function request(sequence) {
-  const { bytes, view } = message(TYPE.request, 9);
+  const { bytes, view } = message(TYPE.request, 17);
   u32(view, 1, sequence);
+  u32(view, 5, 0);
+  u32(view, 9, TO_SEGMENT_END);
+  u32(view, 13, 5000);
   return bytes;
 }
 function data(sequence, offset, totalBytes, payload) {
@@ -88,12 +95,14 @@ function short(type, sequence) {
   u32(view, 1, sequence);
   return bytes;
 }
+/** Answers a ping: idle at a fast pace, and (a lie nobody can check) nothing received from the pinger. */
 function pong(echoMs) {
-  const { view, bytes } = message(TYPE.pong, 17);
+  const { view, bytes } = message(TYPE.pong, 21);
   u32(view, 1, echoMs);
   u32(view, 5, Date.now() % 2 ** 32);
   u32(view, 9, ADVERTISED_PACE);
   u32(view, 13, 0);
+  u32(view, 17, 0);
   return bytes;
 }
 function ping() {
@@ -150,8 +159,10 @@ function onPeer(transport) {
         trickles.delete(view.getUint32(1));
       }
       if (type !== TYPE.request) return;
+      // request: sequence, start, end (TO_SEGMENT_END: the segment's end), within ms.
       const sequence = view.getUint32(1);
       const offset = view.getUint32(5);
+      const askedEnd = view.getUint32(9);
       record.requests += 1;
       record.firstRequestAtMs ??= Date.now();
       record.lastRequestAtMs = Date.now();
@@ -160,14 +171,16 @@ function onPeer(transport) {
         later(200, () => send(have(sequence, 1)));
       } else if (behaviour === 'wrong-bytes' && otherSegment) {
         const total = otherSegment.length;
-        for (let at = offset; at < total; at += 16384) send(data(sequence, at, total, otherSegment.subarray(at, Math.min(total, at + 16384))));
+        const end = askedEnd === TO_SEGMENT_END ? total : Math.min(askedEnd, total);
+        for (let at = offset; at < end; at += 16384) send(data(sequence, at, total, otherSegment.subarray(at, Math.min(end, at + 16384))));
         send(done(sequence, total));
       } else if (behaviour === 'trickle') {
         const total = otherSegment?.length ?? 200_000;
+        const end = askedEnd === TO_SEGMENT_END ? total : Math.min(askedEnd, total);
         let at = offset;
         const timer = setInterval(() => {
-          if (at >= total) return clearInterval(timer);
-          send(data(sequence, at, total, (otherSegment ?? new Uint8Array(total)).subarray(at, at + 4)));
+          if (at >= end) return clearInterval(timer);
+          send(data(sequence, at, total, (otherSegment ?? new Uint8Array(total)).subarray(at, Math.min(at + 4, end))));
           at += 4;
         }, 1000);
         timers.add(timer);
