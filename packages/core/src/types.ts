@@ -62,6 +62,12 @@ export interface PeerTransport {
   readonly remotePeerId: string;
   /** Bytes queued but not yet sent. */
   readonly bufferedAmount: number;
+  /**
+   * The largest message the channel carries both ways, bytes (WebRTC: the connection's
+   * `RTCSctpTransport.maxMessageSize`); undefined when not known: the protocol's largest message
+   * (16 KiB of data and its header) then goes, which every browser carries.
+   */
+  readonly maxMessageBytes?: number;
   send(data: Uint8Array): void;
   close(): void;
   /** Installs the handlers; events before this call are queued, not lost. */

@@ -1,8 +1,9 @@
 // PeerSession on its own, over a fake link on the virtual clock.
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
+import type { PeerTransport } from '../src/types.js';
 import { UploadGovernor } from '../src/upload/upload-governor.js';
-import { PACE_UNMEASURED, decode, encode } from '../src/wire/peer-protocol.js';
+import { CHUNK_BYTES, PACE_UNMEASURED, dataPayloadLimit, decode, encode } from '../src/wire/peer-protocol.js';
 import { UNPACED, peerId } from './fakes.js';
 import { askFor, askOneAfterAnother } from './legs.js';
 import { VirtualClock, linkTransports } from '@shoal/sim/kit';
@@ -78,6 +79,42 @@ describe('peer session', () => {
     expect(events).toEqual([]);
     expect(asked).toMatchObject({ finished: true, arrived: 50_000, failed: undefined });
     expect(Buffer.compare(asked.transfer.buffer!.subarray(40_000, 90_000), segment.subarray(40_000, 90_000))).toBe(0);
+    downloader.close();
+    uploader.close();
+  });
+
+  it('sizes data messages to what the channel carries (RTCSctpTransport.maxMessageSize), within the protocol', async () => {
+    const clock = new VirtualClock();
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 100_000, latencyMs: 10 });
+    const sizes: number[] = [];
+    // The uploader's channel carries at most 4 KiB per message; every message it sends is recorded.
+    const small: PeerTransport = {
+      remotePeerId: theirs.remotePeerId,
+      get bufferedAmount() {
+        return theirs.bufferedAmount;
+      },
+      maxMessageBytes: 4096,
+      send: (data) => {
+        if (data[0] === 0x05) sizes.push(data.length);
+        theirs.send(data);
+      },
+      close: () => theirs.close(),
+      setEvents: (events) => theirs.setEvents(events),
+    };
+    const governor = () => new UploadGovernor(clock, 0, 1_000_000);
+    const downloader = new PeerSession(mine, clock, hooks(undefined), governor(), 500_000);
+    const segment = Uint8Array.from({ length: 60_000 }, (_, i) => i % 249);
+    const uploader = new PeerSession(small, clock, hooks(segment), governor(), 500_000);
+    downloader.start(false, 0, []);
+    uploader.start(true, 7, [1]);
+    await clock.advance(100);
+    const asked = askFor(downloader, clock, 7);
+    await clock.advance(3000);
+    expect(asked).toMatchObject({ finished: true, arrived: 60_000 });
+    expect(Buffer.compare(asked.transfer.buffer!, segment)).toBe(0);
+    expect(Math.max(...sizes)).toBe(4096);
+    expect(dataPayloadLimit(undefined)).toBe(CHUNK_BYTES);
+    expect(dataPayloadLimit(1_073_741_823)).toBe(CHUNK_BYTES); // Firefox's advertised size: the protocol's chunk stays the cap
     downloader.close();
     uploader.close();
   });

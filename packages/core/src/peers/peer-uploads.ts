@@ -28,6 +28,8 @@ export interface UploadHooks {
 export interface UploadChannel {
   /** Bytes the channel holds unsent. */
   unsent(): number;
+  /** The most payload one data message may carry on this channel. */
+  maxPayloadBytes(): number;
   send(message: PeerMessage): void;
   sendBytes(bytes: Uint8Array): void;
   violation(reason: string): void;
@@ -132,7 +134,7 @@ export class PeerUploads implements UploadSource {
     const upload = this.next();
     if (!upload) return 0;
     const readable = this.hooks.readableBytes(upload.sequence);
-    const end = Math.min(upload.offset + maxBytes, upload.end, readable ?? 0);
+    const end = Math.min(upload.offset + Math.min(maxBytes, this.channel.maxPayloadBytes()), upload.end, readable ?? 0);
     const payload = readable === undefined ? undefined : this.hooks.readSegment(upload.sequence, upload.offset, end);
     if (!payload) {
       // Evicted while we were serving it, or a relayed segment whose transfer failed.
@@ -142,8 +144,10 @@ export class PeerUploads implements UploadSource {
     }
     if (!upload.wire) {
       const remaining = upload.end - upload.offset;
-      // Chunks of MIN_CHUNK_BYTES or more, but for a relayed segment's last two (see next()).
-      upload.wire = new Uint8Array(remaining + (Math.ceil(remaining / MIN_CHUNK_BYTES) + 1) * DATA_HEADER_BYTES);
+      // Chunks of MIN_CHUNK_BYTES or more (less only where the channel carries less), but for a
+      // relayed segment's last two (see next()).
+      const smallest = Math.min(MIN_CHUNK_BYTES, this.channel.maxPayloadBytes());
+      upload.wire = new Uint8Array(remaining + (Math.ceil(remaining / smallest) + 1) * DATA_HEADER_BYTES);
     }
     const message = encodeDataInto(upload.wire.subarray(upload.wireOffset), upload.sequence, upload.offset, upload.totalBytes, payload);
     upload.wireOffset += message.length;

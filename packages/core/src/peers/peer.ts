@@ -9,6 +9,7 @@ import type { Clock, PeerTransport, TimerId } from '../types.js';
 import type { UploadGovernor } from '../upload/upload-governor.js';
 import {
   PROTOCOL_VERSION,
+  dataPayloadLimit,
   decode,
   encode,
   measuredPace,
@@ -68,6 +69,7 @@ export class PeerSession {
     this.uploads = new PeerUploads(
       {
         unsent: () => (this.closed ? 0 : transport.bufferedAmount),
+        maxPayloadBytes: () => dataPayloadLimit(transport.maxMessageBytes),
         send: (message) => this.send(message),
         sendBytes: (bytes) => this.sendBytes(bytes),
         violation: (reason) => this.violation(reason),

@@ -76,6 +76,12 @@ export class RtcPeer implements PeerTransport {
     };
   }
 
+  /** What the SCTP association carries in one message, as the two sides agreed (0 or absent in the SDP: unknown). */
+  get maxMessageBytes(): number | undefined {
+    const size = this.connection.sctp?.maxMessageSize;
+    return typeof size === 'number' && size > 0 ? size : undefined;
+  }
+
   get bufferedAmount(): number {
     return this.closed ? 0 : this.channel.bufferedAmount;
   }

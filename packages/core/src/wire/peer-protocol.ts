@@ -13,6 +13,15 @@ export const MAX_MAP_SEGMENTS = 4096;
 export const DATA_HEADER_BYTES = 13;
 export const MAX_MESSAGE_BYTES = DATA_HEADER_BYTES + CHUNK_BYTES;
 
+/**
+ * The most payload a data message may carry on a channel whose messages are at most
+ * `maxMessageBytes` (undefined: not known): CHUNK_BYTES, or less where the channel carries less.
+ */
+export function dataPayloadLimit(maxMessageBytes: number | undefined): number {
+  if (maxMessageBytes === undefined) return CHUNK_BYTES;
+  return Math.max(1, Math.min(CHUNK_BYTES, Math.floor(maxMessageBytes) - DATA_HEADER_BYTES));
+}
+
 export const MessageType = {
   handshake: 0x01,
   availability: 0x02,
