@@ -1,9 +1,11 @@
 // What the engine tells its integrator: the typed event map with its emitter, and the stats shapes.
 import type { EffectiveLatencyMode } from './plan/scheduler.js';
-import type { P2pState } from './p2p-status.js';
 import type { LoadTiming } from './transfers/pending-loads.js';
 import type { SegmentRef, SegmentSource } from './types.js';
 import type { UploadGovernorStats } from './upload/upload-governor.js';
+
+/** `off`: not asked for (no tracker, or both directions switched off); `unavailable`: asked for, but it cannot run now. */
+export type P2pState = 'on' | 'off' | 'unavailable';
 
 export interface EngineEventMap {
   'segment-loaded': { ref: SegmentRef; source: SegmentSource; bytes: number; timing: LoadTiming };

@@ -2,11 +2,11 @@
 // tracker-client adapter is a separate entry (`@shoal/core/webrtc`).
 export { ShoalEngine } from './engine.js';
 export type { EngineDeps, StreamRegistration } from './engine.js';
-export type { EngineEventMap, EngineEventName, EngineListener, EngineStats, OriginKind, StreamStats } from './engine-events.js';
+export type { EngineEventMap, EngineEventName, EngineListener, EngineStats, OriginKind, P2pState, StreamStats } from './engine-events.js';
 export type { UplinkState, UplinkUsage } from './upload/uplink-usage.js';
 export type { UploadGovernorStats } from './upload/upload-governor.js';
 export type { LoadResult, LoadTiming, SegmentLoad } from './transfers/pending-loads.js';
-export type { P2pState, P2pStatus } from './p2p-status.js';
+export type { P2pStatus } from './p2p-status.js';
 export { DEFAULT_OPTIONS, resolveOptions } from './options.js';
 export type { EngineOptions, EngineOptionsInput, SegmentValidator } from './options.js';
 export { ShoalError, isShoalError } from './errors.js';

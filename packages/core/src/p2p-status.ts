@@ -1,11 +1,9 @@
 // Whether P2P runs, and if not, why: what getStats() and the `p2p` event tell the integrator.
 // P2P is an addition, never a condition: whatever this says, segments load over HTTP.
-import type { EngineEmit } from './engine-events.js';
+import type { EngineEmit, P2pState } from './engine-events.js';
 import type { EngineOptions } from './options.js';
 import type { Clock, TimerId } from './types.js';
 
-/** `off`: not asked for (no tracker, or both directions switched off); `unavailable`: asked for, but it cannot run now. */
-export type P2pState = 'on' | 'off' | 'unavailable';
 
 export interface P2pStatus {
   state: P2pState;

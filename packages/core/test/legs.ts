@@ -23,8 +23,8 @@ export function askFor(
   const record: LegRecord = { transfer: own, leg, arrived: 0, finished: false, failed: undefined };
   const sink: LegSink = {
     sized: (_leg, totalBytes) => own.setSize(totalBytes),
-    arrived: (arrivedLeg, chunk) => {
-      own.write(arrivedLeg, chunk);
+    arrived: (_leg, chunk) => {
+      own.write(leg, chunk);
       record.arrived += chunk.length;
     },
     finished: () => {

@@ -3,8 +3,36 @@
 // straight to the transfer's room; the rate it delivered at; and how long to leave it alone after
 // it failed us (silent, trickling, lying) or said busy.
 import type { Clock } from '../types.js';
-import type { Leg, LegSink } from '../transfers/transfer.js';
 import { NOT_SERVING, type PeerMessage } from '../wire/peer-protocol.js';
+
+/** What a session reads of a leg it brings: the byte range, how far it got, and the segment it is of. */
+export interface PeerLeg {
+  readonly transfer: { readonly sequence: number; readonly totalBytes: number | undefined };
+  readonly start: number;
+  /** The next byte to arrive. */
+  readonly next: number;
+  /** Exclusive; Infinity: to the segment's end. */
+  readonly end: number;
+  readonly received: number;
+  readonly startedMs: number;
+}
+
+/** What a peer session hands the bytes of a leg to (the stream's Transfers, whose legs are PeerLegs and more). */
+export interface LegSink {
+  /** The segment's size, as the leg's first data says: false when another leg said another. */
+  sized(leg: PeerLeg, totalBytes: number): boolean;
+  arrived(leg: PeerLeg, chunk: Uint8Array): void;
+  /** The peer sent the leg's last byte. */
+  finished(leg: PeerLeg): void;
+  /**
+   * The peer answered absent or busy, or (`size`) its size differs from another sender's, or it
+   * left: the leg's rest must come from elsewhere. `void`: a relay's own copy failed, and the bytes
+   * it relayed to us are void too.
+   */
+  failed(leg: PeerLeg, reason: LegFailure): void;
+}
+
+export type LegFailure = 'absent' | 'busy' | 'size' | 'gone' | 'void';
 
 /** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
 const MIN_RATE_SAMPLE_MS = 250;
@@ -29,7 +57,7 @@ function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number 
 
 export class PeerDownload {
   /** The leg the peer brings us now, and the room its bytes go to. */
-  private current: { leg: Leg; sink: LegSink } | undefined;
+  private current: { leg: PeerLeg; sink: LegSink } | undefined;
   /** Sequences whose legs we cancelled: their trailing chunks are ignored, not violations. */
   private readonly cancelled = new Set<number>();
   /** Download rate from this peer, bytes/s: an average over its legs. */
@@ -46,7 +74,7 @@ export class PeerDownload {
     this.throughputBytesPerS = initialThroughputBytesPerS;
   }
 
-  get leg(): Leg | undefined {
+  get leg(): PeerLeg | undefined {
     return this.current?.leg;
   }
 
@@ -61,7 +89,7 @@ export class PeerDownload {
   }
 
   /** Asks for `leg`; returns the request to send. */
-  request(leg: Leg, withinMs: number, sink: LegSink): PeerMessage {
+  request(leg: PeerLeg, withinMs: number, sink: LegSink): PeerMessage {
     this.cancelled.delete(leg.transfer.sequence);
     this.current = { leg, sink };
     return { type: 'request', sequence: leg.transfer.sequence, start: leg.next, end: Number.isFinite(leg.end) ? leg.end : 0xffff_ffff, withinMs: Math.max(0, Math.min(Math.round(withinMs), 0xffff_fffe)) };
@@ -121,7 +149,7 @@ export class PeerDownload {
   }
 
   /** We give up the leg (the plan moved it elsewhere): returns the cancel to send, if it was the peer's. */
-  cancel(leg: Leg, remoteSays: { backlogBytes: number } | undefined): PeerMessage | undefined {
+  cancel(leg: PeerLeg, remoteSays: { backlogBytes: number } | undefined): PeerMessage | undefined {
     if (this.current?.leg !== leg) return undefined;
     this.stop(remoteSays);
     return { type: 'cancel', sequence: leg.transfer.sequence };

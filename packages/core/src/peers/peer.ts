@@ -4,7 +4,6 @@
 // the peer's requests to its uploads (peer-uploads.ts), and pings the peer: its answers time our
 // uplink's queue and tell us the peer's upload state.
 import { createLogger } from '../logger.js';
-import type { Leg, LegSink } from '../transfers/transfer.js';
 import type { Clock, PeerTransport, TimerId } from '../types.js';
 import type { UploadGovernor } from '../upload/upload-governor.js';
 import {
@@ -20,7 +19,7 @@ import {
   type SegmentStateValue,
 } from '../wire/peer-protocol.js';
 import { PeerAvailability, type RelayProgress } from './peer-availability.js';
-import { PeerDownload } from './peer-download.js';
+import { PeerDownload, type LegSink, type PeerLeg } from './peer-download.js';
 import { PeerUploads, type UploadHooks } from './peer-uploads.js';
 
 const log = createLogger('shoal:core:peer');
@@ -117,7 +116,7 @@ export class PeerSession {
   }
 
   /** The leg it brings us now. */
-  get leg(): Leg | undefined {
+  get leg(): PeerLeg | undefined {
     return this.download.leg;
   }
 
@@ -165,12 +164,12 @@ export class PeerSession {
   }
 
   /** Asks for `leg`'s bytes, needed within `withinMs`; they go to `sink` as they arrive. */
-  request(leg: Leg, withinMs: number, sink: LegSink): void {
+  request(leg: PeerLeg, withinMs: number, sink: LegSink): void {
     this.send(this.download.request(leg, withinMs, sink));
   }
 
   /** Gives up `leg` (the plan moved it elsewhere): a cancel, if the peer was bringing it. */
-  cancelLeg(leg: Leg): void {
+  cancelLeg(leg: PeerLeg): void {
     const cancel = this.download.cancel(leg, this.advertised);
     if (cancel) this.send(cancel);
   }

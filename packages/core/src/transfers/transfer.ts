@@ -23,22 +23,7 @@ export interface TransfersContext {
   replan(): void;
 }
 
-/** What a peer session hands the bytes of a leg to (the stream's Transfers). */
-export interface LegSink {
-  /** The segment's size, as the leg's first data says: false when another leg said another. */
-  sized(leg: Leg, totalBytes: number): boolean;
-  arrived(leg: Leg, chunk: Uint8Array): void;
-  /** The peer sent the leg's last byte. */
-  finished(leg: Leg): void;
-  /**
-   * The peer answered absent or busy, or (`size`) its size differs from another sender's, or it
-   * left: the leg's rest must come from elsewhere. `void`: a relay's own copy failed, and the bytes
-   * it relayed to us are void too.
-   */
-  failed(leg: Leg, reason: LegFailure): void;
-}
-
-export type LegFailure = 'absent' | 'busy' | 'size' | 'gone' | 'void';
+export type { LegFailure, LegSink } from '../peers/peer-download.js';
 
 /** The stream the transfers work for: what they count, tell the peers, and learn. */
 export interface TransferStream {
