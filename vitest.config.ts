@@ -10,6 +10,7 @@ const alias = [
   { find: '@shoal/core', replacement: fromRoot('./packages/core/src/index.ts') },
   { find: '@shoal/hlsjs', replacement: fromRoot('./packages/hlsjs/src/index.ts') },
   { find: '@shoal/sim/kit', replacement: fromRoot('./sim/src/kit.ts') },
+  { find: '@shoal/tracker/swarm-registry', replacement: fromRoot('./tracker/src/swarm-registry.ts') },
   { find: /^@shoal\/e2e\/(.*)$/, replacement: fromRoot('./e2e/src/$1.ts') },
 ];
 const project = (name: string, dir: string) => ({

@@ -5,8 +5,8 @@
 // (its loader and event contract) or in the DOM or ECMAScript library types; when it appears in
 // the tracker's protocol modules (the WebTorrent protocol's JSON keys); or when it is a string
 // literal in our code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count
-// nowhere. Private fields, the planner's snapshot shapes and the rooms' internal interfaces are
-// what is left: they cost bytes in every bundle and mean nothing outside it. Run after
+// nowhere. Private fields, the planner's snapshot shapes and the interfaces between the engine's
+// modules are what is left: they cost bytes in every bundle and mean nothing outside it. Run after
 // @shoal/core and @shoal/hlsjs's types are built.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
-// `npm test` after setup: the bundle budgets, the tests' types, every unit/integration test (vitest), then the browser tests
-// (Playwright driving real Chromium; Firefox and WebKitGTK launched from inside its tests) in a
-// loopback-only network namespace. Fails on any failure.
+// `npm test` after setup: the source size limits, the bundle budgets, the tests' types, every
+// unit/integration test (vitest), then the browser tests (Playwright driving real Chromium; Firefox
+// and WebKitGTK launched from inside its tests) in a loopback-only network namespace. Fails on any failure.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,7 @@ const again = spawnSync(process.execPath, ['scripts/setup.mjs'], { cwd: root, en
 console.log(`${again.stdout}${again.stderr}`.trim());
 const results = [
   ['setup again skips the install and the build', again.status === 0 && again.stdout.includes('install skipped') && again.stdout.includes('build skipped')],
+  ['source sizes (files, classes, functions)', run('source sizes (files, classes, functions)', process.execPath, ['scripts/check-sizes.mjs'])],
   ['bundle size budgets', run('bundle size budgets', process.execPath, ['scripts/size.mjs', '--check'])],
   ['types of the tests (tsc)', run('types of the tests (tsc)', 'node_modules/.bin/tsc', ['-p', 'tsconfig.tests.json'])],
   ['unit and integration (vitest)', run('unit and integration (vitest)', 'node_modules/.bin/vitest', ['run'])],

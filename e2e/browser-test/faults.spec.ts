@@ -1,6 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { runSwarm } from '../src/swarm/run-swarm.js';
-import { swarmLog } from './swarm-log.js';
+import { runTestSwarm } from './swarm-run.js';
 
 // One short Shoal swarm (3 viewers, real Chromium, origin and tracker process) through faults one
 // after another: the tracker killed for 8 s and restarted with a viewer joining meanwhile, the
@@ -9,20 +8,16 @@ import { swarmLog } from './swarm-log.js';
 // Ceilings with margin for a busy 2-core machine; the figures are benchmarks (npm run swarm -- --fault).
 test('a 3-viewer Shoal swarm plays through a tracker outage, a crashing uploader, and silent and trickling peers', async () => {
   test.setTimeout(240_000);
-  const report = await runSwarm({
+  const report = await runTestSwarm({
+    name: 'faults',
     scenario: 'live-normal',
     peers: 3,
     durationS: 83,
     engines: ['shoal'],
-    outDir: test.info().outputPath('faults'),
     faults: { faults: ['tracker-outage', 'peer-crash', 'hostile-peers'], outageS: 8, crashes: 1, hostile: ['silent', 'trickle'], hostileS: 18 },
-    log: swarmLog,
   });
   const faults = report.faults!;
   const events = faults.events.map((event) => `${event.tS} s ${event.what}`).join('\n');
-  expect(report.startupMs.notStarted, events).toBe(0);
-  expect(report.perPeer.filter((peer) => peer.fatalError).map((peer) => `${peer.id}: ${peer.fatalError}`)).toEqual([]);
-  expect(report.countersAgree, `viewers' HTTP counters vs origin, off by ${report.countersDifference}`).toBe(true);
   // Every segment handed to a player was the origin's.
   expect(report.verification!.mismatched).toBe(0);
   expect(report.verification!.verified).toBeGreaterThan(20);

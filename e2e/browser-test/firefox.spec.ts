@@ -8,8 +8,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { startDemoStack, type DemoStack } from '../src/demo-stack.js';
 import { launchFirefox } from '../src/firefox.js';
 import { waitForAdvance, type PlaybackProbe } from '../src/page-probes.js';
-import { runSwarm } from '../src/swarm/run-swarm.js';
-import { swarmLog } from './swarm-log.js';
+import { runTestSwarm } from './swarm-run.js';
 
 test.describe('Firefox with WebRTC switched off', () => {
   let stack: DemoStack;
@@ -94,7 +93,8 @@ test.describe('Firefox with WebRTC switched off', () => {
 
 test('a Chromium viewer and a Firefox viewer share a live stream over P2P, every segment the players got matching the origin\'s manifest', async () => {
   test.setTimeout(240_000);
-  const report = await runSwarm({
+  const report = await runTestSwarm({
+    name: 'chromium-firefox',
     scenario: 'live-normal',
     peers: 2,
     browsers: [
@@ -103,12 +103,8 @@ test('a Chromium viewer and a Firefox viewer share a live stream over P2P, every
     ],
     durationS: 50,
     engines: ['shoal'],
-    outDir: test.info().outputPath('chromium-firefox'),
-    log: swarmLog,
   });
   expect(report.perPeer.map((peer) => peer.browser)).toEqual(['chromium', 'firefox']);
-  expect(report.startupMs.notStarted).toBe(0);
-  expect(report.perPeer.filter((peer) => peer.fatalError).map((peer) => `${peer.id}: ${peer.fatalError}`)).toEqual([]);
   // They met: a connection between the two browsers, counted at both ends, none failed.
   const between = report.browsers.pairs.find((pair) => pair.pair === 'chromium↔firefox');
   expect(between?.connected ?? 0).toBeGreaterThanOrEqual(2);

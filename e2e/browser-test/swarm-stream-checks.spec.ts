@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startOrigin } from '../src/origin.js';
-import { runSwarm } from '../src/swarm/run-swarm.js';
 import type { SwarmReport } from '../src/swarm/report-schema.js';
-import { swarmLog } from './swarm-log.js';
+import { runTestSwarm } from './swarm-run.js';
 
 // The swarm runner with --stream: the kind of stream read from its playlist, an early stop when
 // no viewer starts, and a report a person can read. Real Chromium viewers, real tracker process.
@@ -20,20 +19,16 @@ test('a VOD stream given with --stream runs the vod scenario, read from its play
   const lines: string[] = [];
   const outDir = test.info().outputPath('vod-stream');
   try {
-    const report = await runSwarm({
+    const report = await runTestSwarm({
+      name: 'vod-stream',
       streamUrl: `${origin.url}/vod/master.m3u8`,
       peers: 3,
       durationS: 20,
       engines: ['shoal'],
-      outDir,
-      log: (line) => {
-        lines.push(line);
-        swarmLog(line);
-      },
+      log: (line) => lines.push(line),
     });
     expect(report.scenario).toBe('vod');
     expect(lines).toContain('the stream is VOD (its media playlist says #EXT-X-PLAYLIST-TYPE:VOD): scenario vod');
-    expect(report.startupMs.notStarted).toBe(0);
   } finally {
     await origin.close();
   }

@@ -1,6 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { runSwarm } from '../src/swarm/run-swarm.js';
-import { swarmLog } from './swarm-log.js';
+import { runTestSwarm, SHAPED_COUNTERS } from './swarm-run.js';
 
 // Issue 17: on a home-sized uplink, uploads must not cost the viewer its own playback. Each
 // viewer is its own Chromium on a shaped link (tc tbf, the uplink's router buffer 600 ms):
@@ -10,21 +9,20 @@ import { swarmLog } from './swarm-log.js';
 // Floors, not timings: stall time may exceed HTTP's by a margin a busy 2-core machine needs.
 test('on uplinks that saturate, Shoal stalls no more than HTTP alone, and still uploads', async () => {
   test.setTimeout(300_000);
-  const report = await runSwarm({
+  const report = await runTestSwarm({
+    name: 'critical',
     scenario: 'live-normal',
     peers: 4,
     durationS: 50,
     engines: ['http', 'shoal'],
     network: 'critical',
-    outDir: test.info().outputPath('critical'),
-    log: swarmLog,
+    countersUnchecked: SHAPED_COUNTERS,
   });
   const [http, shoal] = report.runs as [(typeof report.runs)[0], (typeof report.runs)[0]];
   const summary = (run: typeof http) =>
     `${run.engine}: stalls ${run.stalls.count} / ${run.stalls.seconds} s, uploaded ${run.clientUploadedBytes} B, offload ${run.offload}`;
   console.log(`${summary(http)}; ${summary(shoal)}`);
   expect(report.network!.shapingHeld, JSON.stringify(report.network!.viewers)).toBe(true);
-  expect(http.startupMs.notStarted + shoal.startupMs.notStarted).toBe(0);
   // The swarm did use its uplinks: without uploads there would be nothing to yield.
   expect(shoal.clientUploadedBytes).toBeGreaterThan(0);
   // Playback: no more stall time than HTTP alone on the same links, give or take 1.5 s in all.

@@ -1,12 +1,16 @@
-// A simulated WebTorrent tracker and the Signaling each simulated peer gives its engine. It keeps
-// the behaviour of ours (tracker/) and of core's WebRTC signaling that shapes a swarm: an announce
-// carries up to `offersPerAnnounce` offers (no more than the room below maxPeers); the tracker
-// hands them to that many random members of the swarm; a member answers unless it is full or
-// already connected to the offerer (the connection whose initiator has the smaller id wins); an
+// A simulated WebTorrent tracker and the Signaling each simulated peer gives its engine. The swarm
+// bookkeeping and the choice of whom an offer goes to are the tracker's own (SwarmRegistry, from
+// @shoal/tracker/swarm-registry, sampling with the simulation's seeded random); what is simulated
+// here is the delivery, and core's WebRTC signaling as it shapes a swarm: an announce carries up to
+// `offersPerAnnounce` offers (offersToMake: no more than the slots left below maxPeers); the
+// tracker hands them to that many random members of the swarm; a member answers unless it is full
+// or already connected to the offerer (the connection whose initiator has the smaller id wins); an
 // unanswered offer holds its slot until it times out; requestPeers() announces early, with a gap
-// that doubles while no new peer connects. Connection setup costs tracker and peer round trips.
+// that doubles while no new peer connects. Every message costs its latency to or from the
+// tracker, and connection setup the peers' round trips.
 import type { Signaling, SignalingEvents, SwarmSignal } from '@shoal/core';
 import { DEFAULT_SIGNALING_OPTIONS, offersToMake } from '@shoal/core/webrtc';
+import { SwarmRegistry, type PeerEntry } from '@shoal/tracker/swarm-registry';
 import { connectHosts, type ChannelLedger, type FlowNetwork, type Prng, type SimChannelEnd, type SimHost, type VirtualClock } from './kit.js';
 
 export interface SignalingParams {
@@ -39,7 +43,7 @@ interface Attempt {
 }
 
 export class SimTracker {
-  private readonly swarms = new Map<string, SwarmMember[]>();
+  private readonly registry: SwarmRegistry<SwarmMember>;
   /** Offers forwarded and announces handled, for the report. */
   announces = 0;
   offersForwarded = 0;
@@ -49,8 +53,10 @@ export class SimTracker {
     readonly network: FlowNetwork,
     readonly ledger: ChannelLedger,
     readonly params: SignalingParams,
-    private readonly prng: Prng,
-  ) {}
+    prng: Prng,
+  ) {
+    this.registry = new SwarmRegistry<SwarmMember>({ random: () => prng.next() });
+  }
 
   signaling(host: SimHost, peerId: string): Signaling {
     const members: SwarmMember[] = [];
@@ -69,51 +75,47 @@ export class SimTracker {
   }
 
   swarmSize(infoHash: string): number {
-    return this.swarms.get(infoHash)?.length ?? 0;
+    return this.registry.getSwarm(infoHash)?.size ?? 0;
   }
 
-  /** Handles an announce at the tracker: registers the member, forwards offers to random others. */
+  /**
+   * Handles an announce at the tracker: registers the member (unless it left while the announce
+   * was on its way), forwards its offers to random others.
+   */
   announce(member: SwarmMember, offers: Attempt[]): void {
     this.announces++;
-    let swarm = this.swarms.get(member.infoHash);
-    if (!swarm) this.swarms.set(member.infoHash, (swarm = []));
-    if (member.trackerIndex === -1 && !member.left) {
-      member.trackerIndex = swarm.length;
-      swarm.push(member);
+    const nowMs = this.clock.now();
+    let swarm = this.registry.getSwarm(member.infoHash);
+    if (!member.left) {
+      const event = member.trackerEntry ? 'update' : 'started';
+      const result = this.registry.announce({ infoHash: member.infoHash, peerId: member.peerId, owner: member, event, left: 1, nowMs });
+      // The same peer id joined again before its old membership was removed: the new one holds it.
+      if (result.replacedOwner) result.replacedOwner.trackerEntry = null;
+      member.trackerEntry = result.peer;
+      swarm = result.swarm;
     }
-    const others = swarm.length - (member.trackerIndex === -1 ? 0 : 1);
-    const picked = new Set<SwarmMember>();
-    const want = Math.min(offers.length, others);
-    while (picked.size < want) {
-      const candidate = swarm[this.prng.index(swarm.length)]!;
-      if (candidate !== member) picked.add(candidate);
-    }
-    let i = 0;
-    for (const target of picked) {
+    const others = (swarm?.size ?? 0) - (member.trackerEntry ? 1 : 0);
+    const targets = swarm ? this.registry.samplePeers(swarm, offers.length, member.trackerEntry) : [];
+    targets.forEach((target, i) => {
       this.offersForwarded++;
-      const attempt = offers[i++]!;
-      this.clock.setTimeout(() => target.receiveOffer(attempt), this.params.trackerLatencyMs + target.host.capacity.latencyMs);
-    }
+      const attempt = offers[i]!;
+      this.clock.setTimeout(() => target.owner.receiveOffer(attempt), this.params.trackerLatencyMs + target.owner.host.capacity.latencyMs);
+    });
     const reply = this.params.trackerLatencyMs + member.host.capacity.latencyMs;
     this.clock.setTimeout(() => member.trackerReply(others), reply);
   }
 
-  /** A stopped announce: O(1) removal (the last member takes the leaver's place). */
+  /** A stopped announce: the member leaves its swarm (freed when it was the last). */
   remove(member: SwarmMember): void {
-    const swarm = this.swarms.get(member.infoHash);
-    if (!swarm || member.trackerIndex === -1) return;
-    const last = swarm.pop()!;
-    if (last !== member) {
-      swarm[member.trackerIndex] = last;
-      last.trackerIndex = member.trackerIndex;
-    }
-    member.trackerIndex = -1;
-    if (swarm.length === 0) this.swarms.delete(member.infoHash);
+    if (!member.trackerEntry) return;
+    this.registry.remove(member.trackerEntry);
+    member.trackerEntry = null;
   }
 }
 
 class SwarmMember implements SwarmSignal {
-  trackerIndex = -1;
+  /** Its membership at the tracker; null until its first announce arrives, and once removed. */
+  trackerEntry: PeerEntry<SwarmMember> | null = null;
   left = false;
   /** Connection attempts by remote peer id (answered or open). */
   private readonly connections = new Map<string, Attempt>();

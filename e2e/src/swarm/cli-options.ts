@@ -2,7 +2,7 @@
 // e2e/bin/swarm-usage.js (plain JavaScript: it prints before any build).
 import { parseArgs } from 'node:util';
 import { networkProfiles } from '../network-profiles.js';
-import type { SwarmOptions } from './run-swarm.js';
+import type { SwarmOptions } from './swarm-options.js';
 import { scenarios } from './scenarios.js';
 import { faultNames, hostileBehaviours, type FaultName, type HostileBehaviour } from './faults.js';
 import { natModes, type NatMode } from './stage.js';

@@ -86,43 +86,84 @@ export function uplinkPresences(record: RunRecord): UplinkPresence[] {
   }));
 }
 
+/** One viewer's line of the report, times in seconds from the run's start. */
+function peerReport(viewer: RunRecord['viewers'][number], runStart: number): PeerReport {
+  const snapshot = viewer.final;
+  const untilMs = snapshot?.atMs ?? viewer.endedAtMs;
+  const stalls = summarizeStalls(snapshot?.stalls ?? [], untilMs);
+  const latency = percentile(snapshot?.latencySamples ?? [], 50);
+  const bitrate = mean(snapshot?.bitrateSamples ?? []);
+  return {
+    id: viewer.id,
+    p2p: viewer.p2p,
+    browser: viewer.browser ?? 'chromium',
+    nonUploading: viewer.nonUploading ?? false,
+    joinedAtS: round((viewer.joinedAtMs - runStart) / 1000, 1)!,
+    leftAtS: viewer.leftAtMs === null ? null : round((viewer.leftAtMs - runStart) / 1000, 1),
+    startupMs: snapshot ? startupMs(snapshot) : null,
+    stalls: { count: stalls.count, seconds: round(stalls.seconds, 2)! },
+    stallTimeline: (snapshot?.stalls ?? []).map((stall) => ({
+      startS: round((stall.startMs - runStart) / 1000, 2)!,
+      endS: round(((stall.endMs ?? untilMs) - runStart) / 1000, 2)!,
+    })),
+    httpBytes: snapshot?.httpBytes ?? 0,
+    p2pBytes: snapshot?.p2pBytes ?? 0,
+    uploadedBytes: snapshot?.uploadedBytes ?? 0,
+    deliveredBytes: snapshot?.deliveredBytes ?? 0,
+    playedBytes: snapshot?.playedBytes ?? 0,
+    wasteBytes: snapshot ? viewerWasteBytes(snapshot) : 0,
+    playedSeconds: round(snapshot?.playedSeconds ?? 0, 1)!,
+    latencyS: latency,
+    avgBitrateKbps: bitrate === null ? null : Math.round(bitrate / 1000),
+    peersConnected: snapshot?.peers ?? 0,
+    fatalError: snapshot ? snapshot.fatalError : 'no snapshot: the page never answered',
+    errors: snapshot?.errors.length ?? 0,
+    errorLog: (snapshot?.errors ?? []).map((error) => ({ atS: round((error.atMs - runStart) / 1000, 1)!, details: error.details, fatal: error.fatal })),
+  };
+}
+
+/** The viewers' quality of experience, together: stalls, start-up, latency, bitrate, minutes watched. */
+function experienceOf(perPeer: PeerReport[]): Pick<RunReport, 'stalls' | 'startupMs' | 'latencyS' | 'bitrateKbps' | 'viewerMinutes'> {
+  const sum = (pick: (peer: PeerReport) => number) => perPeer.reduce((total, peer) => total + pick(peer), 0);
+  const viewerMinutes = sum((peer) => peer.playedSeconds) / 60;
+  const stallSeconds = sum((peer) => peer.stalls.seconds);
+  const startups = perPeer.map((peer) => peer.startupMs).filter((value): value is number => value !== null);
+  const latencies = perPeer.map((peer) => peer.latencyS).filter((value): value is number => value !== null);
+  const bitrates = perPeer.map((peer) => peer.avgBitrateKbps).filter((value): value is number => value !== null);
+  return {
+    stalls: {
+      count: sum((peer) => peer.stalls.count),
+      seconds: round(stallSeconds, 2)!,
+      secondsPerViewerMinute: round(viewerMinutes > 0 ? stallSeconds / viewerMinutes : 0, 3)!,
+    },
+    startupMs: { p50: percentile(startups, 50), max: startups.length ? Math.max(...startups) : null, notStarted: perPeer.length - startups.length },
+    latencyS: { p50: percentile(latencies, 50) },
+    bitrateKbps: { avg: bitrates.length ? Math.round(mean(bitrates)!) : null },
+    viewerMinutes: round(viewerMinutes, 2)!,
+  };
+}
+
+/** What the report says about how the run was set up: integrity checks, the rival engine's settings. */
+function setupNotes(record: RunRecord): string[] {
+  const notes: string[] = [];
+  if (record.integrity === true) {
+    notes.push("Segments from peers were verified against the origin's SHA-256 manifest before playback (PeerTube's format; p2p-media-loader through validateP2PSegment, as PeerTube does).");
+  } else if (record.integrity === false) {
+    notes.push('Segments from peers were NOT verified (--no-integrity, or an external stream without a manifest).');
+  }
+  if (record.engine === 'p2p-media-loader') notes.push('p2p-media-loader 2.3.1 with its default settings.');
+  if (record.engine === 'p2p-media-loader-peertube') {
+    notes.push("p2p-media-loader 2.3.1 with PeerTube's live settings: highDemandTimeWindow 4 s (liveSyncDurationCount is the scenario's, as for every engine).");
+  }
+  if (record.engine.startsWith('p2p-media-loader')) {
+    notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
+  }
+  return notes;
+}
+
 export function summarizeRun(record: RunRecord): RunReport {
   const notes: string[] = [];
-  const runStart = record.startedAtMs;
-  const perPeer: PeerReport[] = record.viewers.map((viewer) => {
-    const snapshot = viewer.final;
-    const untilMs = snapshot?.atMs ?? viewer.endedAtMs;
-    const stalls = summarizeStalls(snapshot?.stalls ?? [], untilMs);
-    const latency = percentile(snapshot?.latencySamples ?? [], 50);
-    const bitrate = mean(snapshot?.bitrateSamples ?? []);
-    return {
-      id: viewer.id,
-      p2p: viewer.p2p,
-      browser: viewer.browser ?? 'chromium',
-      nonUploading: viewer.nonUploading ?? false,
-      joinedAtS: round((viewer.joinedAtMs - runStart) / 1000, 1)!,
-      leftAtS: viewer.leftAtMs === null ? null : round((viewer.leftAtMs - runStart) / 1000, 1),
-      startupMs: snapshot ? startupMs(snapshot) : null,
-      stalls: { count: stalls.count, seconds: round(stalls.seconds, 2)! },
-      stallTimeline: (snapshot?.stalls ?? []).map((stall) => ({
-        startS: round((stall.startMs - runStart) / 1000, 2)!,
-        endS: round(((stall.endMs ?? untilMs) - runStart) / 1000, 2)!,
-      })),
-      httpBytes: snapshot?.httpBytes ?? 0,
-      p2pBytes: snapshot?.p2pBytes ?? 0,
-      uploadedBytes: snapshot?.uploadedBytes ?? 0,
-      deliveredBytes: snapshot?.deliveredBytes ?? 0,
-      playedBytes: snapshot?.playedBytes ?? 0,
-      wasteBytes: snapshot ? viewerWasteBytes(snapshot) : 0,
-      playedSeconds: round(snapshot?.playedSeconds ?? 0, 1)!,
-      latencyS: latency,
-      avgBitrateKbps: bitrate === null ? null : Math.round(bitrate / 1000),
-      peersConnected: snapshot?.peers ?? 0,
-      fatalError: snapshot ? snapshot.fatalError : 'no snapshot: the page never answered',
-      errors: snapshot?.errors.length ?? 0,
-      errorLog: (snapshot?.errors ?? []).map((error) => ({ atS: round((error.atMs - runStart) / 1000, 1)!, details: error.details, fatal: error.fatal })),
-    };
-  });
+  const perPeer = record.viewers.map((viewer) => peerReport(viewer, record.startedAtMs));
 
   const sum = (pick: (peer: PeerReport) => number) => perPeer.reduce((total, peer) => total + pick(peer), 0);
   const clientHttpBytes = sum((peer) => peer.httpBytes);
@@ -130,7 +171,6 @@ export function summarizeRun(record: RunRecord): RunReport {
   const deliveredBytes = sum((peer) => peer.deliveredBytes);
   const playedBytes = sum((peer) => peer.playedBytes);
   const wasteBytes = sum((peer) => peer.wasteBytes);
-  const viewerMinutes = sum((peer) => peer.playedSeconds) / 60;
   const p2pViewers = record.viewers.filter((viewer) => viewer.p2p && record.engine !== 'http').length;
   // Concurrent viewers: churn replaces viewers, it does not add to N.
   const ideal = idealOffload(record.peers, Math.round((p2pViewers * record.peers) / Math.max(1, record.viewers.length)));
@@ -148,33 +188,18 @@ export function summarizeRun(record: RunRecord): RunReport {
   } else if (agreement && !agreement.agree) {
     notes.push(`The viewers' HTTP counters (${clientHttpBytes} B) disagree with the origin's count (${originBytes} B) by ${(agreement.relativeDifference * 100).toFixed(1)}% (> 2%).`);
   }
-  const stallCount = sum((peer) => peer.stalls.count);
-  const stallSeconds = sum((peer) => peer.stalls.seconds);
-  const startups = perPeer.map((peer) => peer.startupMs).filter((value): value is number => value !== null);
-  const notStarted = perPeer.length - startups.length;
+  const experience = experienceOf(perPeer);
+  const { notStarted } = experience.startupMs;
   if (notStarted > 0) notes.push(`${notStarted} viewer(s) never started playing.`);
   const fatal = perPeer.filter((peer) => peer.fatalError);
   if (fatal.length > 0) notes.push(`Fatal player errors: ${fatal.map((peer) => `${peer.id}: ${peer.fatalError}`).join('; ')}.`);
   const workerFlags = record.viewers.map((viewer) => viewer.final?.workerEnabled).filter((flag) => typeof flag === 'boolean');
   const hlsWorker = workerFlags.length > 0 ? workerFlags.every(Boolean) : null;
-  if (record.integrity === true) {
-    notes.push("Segments from peers were verified against the origin's SHA-256 manifest before playback (PeerTube's format; p2p-media-loader through validateP2PSegment, as PeerTube does).");
-  } else if (record.integrity === false) {
-    notes.push('Segments from peers were NOT verified (--no-integrity, or an external stream without a manifest).');
-  }
-  if (record.engine === 'p2p-media-loader') notes.push('p2p-media-loader 2.3.1 with its default settings.');
-  if (record.engine === 'p2p-media-loader-peertube') {
-    notes.push("p2p-media-loader 2.3.1 with PeerTube's live settings: highDemandTimeWindow 4 s (liveSyncDurationCount is the scenario's, as for every engine).");
-  }
-  if (record.engine.startsWith('p2p-media-loader')) {
-    notes.push("p2p-media-loader 2.3.1 runs with hls.js's transmuxing worker off (enableWorker: false), as its users' bundles do: with the worker on it hands peers detached, empty segment buffers.");
-  }
+  notes.push(...setupNotes(record));
   const verification = sumVerification(record.viewers.map((viewer) => viewer.final));
   if (verification && verification.mismatched > 0) {
     notes.push(`${verification.mismatched} segment(s) handed to the player did NOT match the origin's SHA-256 manifest: ${verification.mismatchedSegments.join(', ')}.`);
   }
-  const latencies = perPeer.map((peer) => peer.latencyS).filter((value): value is number => value !== null);
-  const bitrates = perPeer.map((peer) => peer.avgBitrateKbps).filter((value): value is number => value !== null);
 
   return {
     scenario: record.scenario.name,
@@ -206,15 +231,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     clientUploadedBytes: sum((peer) => peer.uploadedBytes),
     countersAgree: agreement?.agree ?? null,
     countersDifference: agreement ? round(agreement.relativeDifference) : null,
-    stalls: {
-      count: stallCount,
-      seconds: round(stallSeconds, 2)!,
-      secondsPerViewerMinute: round(viewerMinutes > 0 ? stallSeconds / viewerMinutes : 0, 3)!,
-    },
-    startupMs: { p50: percentile(startups, 50), max: startups.length ? Math.max(...startups) : null, notStarted },
-    latencyS: { p50: percentile(latencies, 50) },
-    bitrateKbps: { avg: bitrates.length ? Math.round(mean(bitrates)!) : null },
-    viewerMinutes: round(viewerMinutes, 2)!,
+    ...experience,
     offloadOverTime: offloadOverTime(record.timeline).map((point) => ({ tS: point.tS, offload: round(point.offload), cumulative: round(point.cumulative) })),
     hlsWorker,
     loadAverage: record.loadAverage,
