@@ -267,7 +267,7 @@ export class ShoalEngine {
       const active = stream.key === this.activeKey;
       // Every stream's downloads share the one downlink; read again for each stream, after the previous one's plan started its own.
       const downlinkLeftBytes = [...this.streams.values()].flatMap(downloadsLeftBytes);
-      if (!active && stream.transfers.waiters.size === 0 && stream.transfers.size === 0) continue;
+      if (!active && stream.transfers.waiters.size === 0 && stream.transfers.running.size === 0) continue;
       if (active) stream.pool.join(this.signaling);
       if (active && !meetingWaits) nextMs = Math.min(nextMs, stream.pool.topUp());
       nextMs = Math.min(nextMs, planStream(stream, now, {
@@ -283,7 +283,7 @@ export class ShoalEngine {
 
   /** Uploads leave the uplink our own origin downloads need (UploadGovernor.setOriginDownloads). */
   private reserveUplinkForDownloads(): void {
-    const downloading = [...this.streams.values()].some((stream) => stream.transfers.anyOverHttp());
+    const downloading = [...this.streams.values()].some((stream) => stream.transfers.anyLegFrom('origin'));
     this.governor.setOriginDownloads(downloading ? (this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS) : 0);
   }
 

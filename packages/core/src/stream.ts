@@ -66,7 +66,7 @@ export class Stream {
     this.transfers = new Transfers(this, context);
     this.seeding = new LiveEdgeSeeding(
       key, context.options,
-      (sequence) => this.transfers.has(sequence) || context.store.has(key, sequence),
+      (sequence) => this.transfers.running.has(sequence) || context.store.has(key, sequence),
       (sequence, state) => this.pool.announce(sequence, state),
     );
   }
@@ -81,7 +81,7 @@ export class Stream {
     for (const ref of segments) refs.set(ref.sequence, ref);
     // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
     for (const [sequence, ref] of this.refs) {
-      if (!refs.has(sequence) && (this.transfers.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);
+      if (!refs.has(sequence) && (this.transfers.running.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);
     }
     this.refs = refs;
     this.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
@@ -117,7 +117,7 @@ export class Stream {
     const { store, replan } = context;
     return {
       isDestroyed: context.isDestroyed,
-      relay: (sequence) => this.transfers.relay(sequence),
+      relay: (sequence) => this.transfers.running.get(sequence)?.relayable(),
       replan,
       onAvailability: (peer, sequence) => {
         // Nobody has a segment that is not out yet: a peer claiming one is a liar, who would keep

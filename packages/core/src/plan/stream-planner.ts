@@ -46,7 +46,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   const { transfers } = stream;
   const candidates = new Map<number, SegmentRef>();
   for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
-  for (const sequence of transfers.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of transfers.running.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
   if (playback && options.p2pDownload && stream.pool.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
@@ -62,7 +62,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       transfers.settleFromStore(sequence);
       continue;
     }
-    const transfer = transfers.get(sequence);
+    const transfer = transfers.running.get(sequence);
     if (transfer?.state === 'verifying') continue;
     const sizeBytes = transfer?.totalBytes ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const deadlineMs = segmentDeadlineMs(now, playback, ref.startS, context.playbackAtMs);
@@ -96,7 +96,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     if (action.type === 'wake') wakeMs = action.atMs;
     else carryOut(stream, action);
   }
-  return nextPlanMs(now, wakeMs, parkedWakeMs, transfers.anyOverP2P(), transfers.waiters.size > 0, options.tickIntervalMs);
+  return nextPlanMs(now, wakeMs, parkedWakeMs, transfers.anyLegFrom('peer'), transfers.waiters.size > 0, options.tickIntervalMs);
 }
 
 /** One action of the plan, to the room that carries it out. */
@@ -112,13 +112,13 @@ function carryOut(stream: Stream, action: Exclude<ReturnType<typeof plan>[number
       log(`#${action.sequence} from ${action.parts.map((part) => `${part.peerId.slice(0, 8)} [${part.start}, ${part.end})`).join(', ')}`, stream.key);
       return transfers.startPeers(ref, action.parts.map((part) => ({ peer: pool.peers.get(part.peerId)!, start: part.start, end: part.end })), action.withinMs);
     case 'move': {
-      const transfer = transfers.get(action.sequence);
+      const transfer = transfers.running.get(action.sequence);
       const leg = transfer && [...transfer.legs].find((candidate) => candidate.id === action.legId);
       if (transfer && leg) transfers.moveLeg(transfer, leg, action.toPeerId === undefined ? undefined : pool.peers.get(action.toPeerId), action.withinMs);
       return;
     }
     case 'drop': {
-      const transfer = transfers.get(action.sequence);
+      const transfer = transfers.running.get(action.sequence);
       if (transfer) transfers.drop(transfer);
     }
   }

@@ -149,6 +149,21 @@ export class Transfer {
     return leg;
   }
 
+  someLeg(test: (leg: Leg) => boolean): boolean {
+    for (const leg of this.legs) if (test(leg)) return true;
+    return false;
+  }
+
+  /**
+   * Its bytes so far and how many may go out to peers it is relayed to. The last byte waits until
+   * the whole is verified and stored, so a peer that gets bad bytes through us gets no `done` from
+   * us: we answer `absent` when our copy fails, and the peer that sent them is the one banned (by us).
+   */
+  relayable(): { bytes: Uint8Array; readableBytes: number } | undefined {
+    const bytes = this.buffer;
+    return bytes && { bytes, readableBytes: Math.min(this.prefix, bytes.length - 1) };
+  }
+
   /**
    * The segment's size, as a leg learnt it: allocates the copy, and the open leg now ends there.
    * Returns false when a different size was known (one of the senders is wrong).

@@ -14,15 +14,13 @@ import { SegmentState } from '../wire/peer-protocol.js';
 import { settleCompleted, type CompletionRoom } from './completion.js';
 import { runOriginLeg, type OriginLegOwner } from './origin-leg.js';
 import type { OriginThroughput } from './origin-throughput.js';
+import { P2PWaste } from './p2p-waste.js';
 import { PendingLoads, type SegmentLoad, type Waiter } from './pending-loads.js';
 import { Transfer, type Leg, type LegFailure, type LegSink, type TransfersContext, type TransferStream } from './transfer.js';
 
 export { Leg, Transfer, type LegSink, type TransferState, type TransfersContext, type TransferStream } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');
-
-/** A segment's wasted P2P transfers once no peer is to be asked for it again (the plan's limit, MAX_WASTED_P2P_TRANSFERS, is lower). */
-const NO_MORE_P2P = Infinity;
 
 /** One part of a new P2P transfer, as the plan splits the segment over peers. */
 export interface PeerPart {
@@ -32,11 +30,12 @@ export interface PeerPart {
   end: number;
 }
 
-export class Transfers implements OriginLegOwner, LegSink {
+export class Transfers implements LegSink {
   readonly waiters = new PendingLoads();
   private readonly bySequence = new Map<number, Transfer>();
-  /** P2P transfers per segment whose bytes were thrown away; the plan asks no peer for a segment past its limit. */
-  private readonly wastedP2P = new Map<number, number>();
+  private readonly waste = new P2PWaste();
+  /** What an origin leg needs of this room (origin-leg.ts). */
+  private readonly originOwner: OriginLegOwner;
 
   /** What completing a copy needs of this room (completion.ts). */
   private readonly completionRoom: CompletionRoom;
@@ -49,37 +48,28 @@ export class Transfers implements OriginLegOwner, LegSink {
       stream, context, waiters: this.waiters,
       isCurrent: (transfer) => this.isCurrent(transfer),
       remove: (transfer) => this.bySequence.delete(transfer.sequence),
-      wasteAll: (sequence) => this.wastedP2P.set(sequence, NO_MORE_P2P),
-      forgetWaste: (sequence) => this.wastedP2P.delete(sequence),
+      wasteAll: (sequence) => this.waste.exhaust(sequence),
+      forgetWaste: (sequence) => this.waste.clear(sequence),
       refetch: (transfer) => {
         this.bySequence.delete(transfer.sequence);
         this.startOrigin(transfer.ref, 'refetch');
         return this.bySequence.get(transfer.sequence)!;
       },
     };
+    const { clock, http, throughput, emit } = context;
+    this.originOwner = {
+      streamKey: stream.key, clock, http, throughput, emit, stats: stream.stats,
+      sized: (leg, totalBytes) => this.sized(leg, totalBytes),
+      arrived: (leg, chunk) => this.arrived(leg, chunk),
+      ended: (leg, failure) => this.ended(leg, failure),
+    };
   }
 
-  get streamKey(): string {
-    return this.stream.key;
-  }
-
-  get clock(): Clock {
+  private get clock(): Clock {
     return this.context.clock;
   }
 
-  get http(): HttpClient {
-    return this.context.http;
-  }
-
-  get throughput(): OriginThroughput {
-    return this.context.throughput;
-  }
-
-  get stats() {
-    return this.stream.stats;
-  }
-
-  get emit(): EngineEmit {
+  private get emit(): EngineEmit {
     return this.context.emit;
   }
 
@@ -115,41 +105,21 @@ export class Transfers implements OriginLegOwner, LegSink {
     if (!removed) return;
     const transfer = this.bySequence.get(waiter.ref.sequence);
     // An origin fetch nobody waits for is waste (unless it seeds the swarm); P2P prefetch may go on.
-    if (last && transfer && !transfer.seed && transfer.p2pBytes === 0 && this.anyLeg(transfer, (leg) => leg.source.kind === 'origin')) this.drop(transfer);
+    if (last && transfer && !transfer.seed && transfer.p2pBytes === 0 && transfer.someLeg((leg) => leg.source.kind === 'origin')) this.drop(transfer);
     waiter.reject(new ShoalError('ABORTED', `load of segment ${waiter.ref.sequence} aborted`));
     this.context.replan();
   }
 
   // ---- what plans read ----
 
-  get(sequence: number): Transfer | undefined {
-    return this.bySequence.get(sequence);
+  /** The running transfers, by sequence. */
+  get running(): ReadonlyMap<number, Transfer> {
+    return this.bySequence;
   }
 
-  has(sequence: number): boolean {
-    return this.bySequence.has(sequence);
-  }
-
-  get size(): number {
-    return this.bySequence.size;
-  }
-
-  sequences(): IterableIterator<number> {
-    return this.bySequence.keys();
-  }
-
-  values(): IterableIterator<Transfer> {
-    return this.bySequence.values();
-  }
-
-  /** Some transfer brings bytes from the origin now (its acknowledgements need the uplink). */
-  anyOverHttp(): boolean {
-    for (const transfer of this.bySequence.values()) if (this.anyLeg(transfer, (leg) => leg.source.kind === 'origin')) return true;
-    return false;
-  }
-
-  anyOverP2P(): boolean {
-    for (const transfer of this.bySequence.values()) if (this.anyLeg(transfer, (leg) => leg.source.kind === 'peer')) return true;
+  /** Some transfer brings bytes from the origin (its acknowledgements need the uplink) or from a peer now. */
+  anyLegFrom(kind: 'origin' | 'peer'): boolean {
+    for (const transfer of this.bySequence.values()) if (transfer.someLeg((leg) => leg.source.kind === kind)) return true;
     return false;
   }
 
@@ -164,32 +134,21 @@ export class Transfers implements OriginLegOwner, LegSink {
   }
 
   wastedP2PTransfers(sequence: number): number {
-    return this.wastedP2P.get(sequence) ?? 0;
+    return this.waste.of(sequence);
   }
 
   /** Forgets the waste count of segments no longer in the playlist. */
   forget(inPlaylist: (sequence: number) => boolean): void {
-    for (const sequence of this.wastedP2P.keys()) if (!inPlaylist(sequence)) this.wastedP2P.delete(sequence);
+    this.waste.forget(inPlaylist);
   }
 
-  /**
-   * A segment still arriving, or complete and being verified, for relaying it to peers: its bytes so
-   * far and how many may go out. The last byte waits until the whole is verified and stored, so a
-   * peer that gets bad bytes through us gets no `done` from us: we answer `absent` when our copy
-   * fails, and the peer that sent them is the one banned (by us).
-   */
-  relay(sequence: number): { bytes: Uint8Array; readableBytes: number } | undefined {
-    const transfer = this.bySequence.get(sequence);
-    const bytes = transfer?.buffer;
-    return bytes && { bytes, readableBytes: Math.min(transfer.prefix, bytes.length - 1) };
-  }
 
   // ---- starting and moving legs ----
 
   /** The whole segment from the origin: elected to seed it, for the player, or again after P2P bytes were thrown away. */
   startOrigin(ref: SegmentRef, kind: 'seed' | 'urgent' | 'refetch'): void {
     const transfer = this.open(ref, kind === 'seed');
-    runOriginLeg(transfer.addLeg(0, Infinity, { kind: 'origin', http: undefined, originKind: kind }, this.clock.now()), this);
+    runOriginLeg(transfer.addLeg(0, Infinity, { kind: 'origin', http: undefined, originKind: kind }, this.clock.now()), this.originOwner);
     // An origin fetch is news (live-edge seeding: others wait for it); a request to a peer is not
     // until its first bytes arrive (many are answered busy, and each try would cost every neighbour a message).
     this.stream.pool.announce(ref.sequence, SegmentState.fetching);
@@ -213,7 +172,7 @@ export class Transfers implements OriginLegOwner, LegSink {
     if (toPeer) return this.askPeer(transfer, toPeer, leg.next, leg.end, withinMs);
     // The origin: the whole segment again if its size is still unknown (nothing to put a range on).
     if (transfer.totalBytes === undefined) return this.restartFromOrigin(transfer);
-    runOriginLeg(transfer.addLeg(leg.next, leg.end, { kind: 'origin', http: undefined, originKind: 'range' }, this.clock.now()), this);
+    runOriginLeg(transfer.addLeg(leg.next, leg.end, { kind: 'origin', http: undefined, originKind: 'range' }, this.clock.now()), this.originOwner);
   }
 
   /** A transfer nobody needs any more. P2P bytes thrown away count against the segment's P2P attempts. */
@@ -221,7 +180,7 @@ export class Transfers implements OriginLegOwner, LegSink {
     if (!this.isCurrent(transfer)) return;
     this.bySequence.delete(transfer.sequence);
     for (const leg of [...transfer.legs]) this.endLeg(leg);
-    if (transfer.p2pBytes > 0) this.wastedP2P.set(transfer.sequence, this.wastedP2PTransfers(transfer.sequence) + 1);
+    if (transfer.p2pBytes > 0) this.waste.add(transfer.sequence);
     this.stream.pool.abandonRelayedUploads(transfer.sequence);
     this.stream.pool.announce(transfer.sequence, SegmentState.none);
   }
@@ -248,7 +207,7 @@ export class Transfers implements OriginLegOwner, LegSink {
     const thrownAway = transfer.p2pBytes > 0;
     this.bySequence.delete(transfer.sequence);
     for (const leg of [...transfer.legs]) this.endLeg(leg);
-    if (thrownAway) this.wastedP2P.set(transfer.sequence, this.wastedP2PTransfers(transfer.sequence) + 1);
+    if (thrownAway) this.waste.add(transfer.sequence);
     this.startOrigin(transfer.ref, thrownAway ? 'refetch' : 'urgent');
   }
 
@@ -265,10 +224,6 @@ export class Transfers implements OriginLegOwner, LegSink {
     return this.bySequence.get(transfer.sequence) === transfer && !this.context.isDestroyed();
   }
 
-  private anyLeg(transfer: Transfer, test: (leg: Leg) => boolean): boolean {
-    for (const leg of transfer.legs) if (test(leg)) return true;
-    return false;
-  }
 
   // ---- what the legs bring ----
 
@@ -327,7 +282,7 @@ export class Transfers implements OriginLegOwner, LegSink {
   /** A peer left: its legs are orphaned (the plan moves them), or, banned, nothing of its bytes is kept. */
   peerGone(peer: PeerSession, banned: boolean): void {
     for (const transfer of [...this.bySequence.values()]) {
-      if (!this.anyLeg(transfer, (leg) => leg.peer === peer)) continue;
+      if (!transfer.someLeg((leg) => leg.peer === peer)) continue;
       if (!banned) {
         for (const leg of transfer.legs) if (leg.peer === peer) this.failed(leg, 'gone');
       } else if (this.waiters.has(transfer.sequence)) this.restartFromOrigin(transfer);
@@ -366,7 +321,7 @@ export class Transfers implements OriginLegOwner, LegSink {
   /** Parked P2P bytes the player cannot wait for any longer: the origin's copy replaces them. */
   giveUpParked(transfer: Transfer): void {
     this.stream.pool.abandonRelayedUploads(transfer.sequence);
-    this.wastedP2P.set(transfer.sequence, NO_MORE_P2P);
+    this.waste.exhaust(transfer.sequence);
     this.bySequence.delete(transfer.sequence);
     this.startOrigin(transfer.ref, 'refetch');
   }

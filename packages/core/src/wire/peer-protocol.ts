@@ -228,29 +228,8 @@ export function decode(bytes: Uint8Array): DecodeResult {
       if (bytes[4]! > 1) return fail('BAD_VALUE', `handshake flags ${bytes[4]}`);
       return { ok: true, message: { type: 'handshake', version: bytes[3]!, uploads: bytes[4] === 1 } };
     }
-    case MessageType.availability: {
-      if (bytes.length < 7) return fail('BAD_LENGTH', `availability needs >= 7 bytes, got ${bytes.length}`);
-      const count = view.getUint16(5);
-      if (count > MAX_MAP_SEGMENTS) return fail('TOO_LARGE', `availability of ${count} segments > ${MAX_MAP_SEGMENTS}`);
-      const bitmapBytes = (count + 7) >> 3;
-      const bad = exactly(7 + 2 * bitmapBytes);
-      if (bad) return bad;
-      const firstSequence = view.getUint32(1);
-      if (firstSequence + count > 0xffff_ffff + 1) return fail('BAD_VALUE', 'availability runs past sequence 2^32-1');
-      const states: SegmentStateValue[] = new Array(count);
-      for (let i = 0; i < count; i++) {
-        const mask = 0x80 >> (i & 7);
-        const has = (bytes[7 + (i >> 3)]! & mask) !== 0;
-        const fetching = (bytes[7 + bitmapBytes + (i >> 3)]! & mask) !== 0;
-        if (has && fetching) return fail('BAD_VALUE', `segment ${firstSequence + i} both has and fetching`);
-        states[i] = has ? SegmentState.has : fetching ? SegmentState.fetching : SegmentState.none;
-      }
-      const padMask = (0xff >> (count & 7)) & (count & 7 ? 0xff : 0);
-      if (padMask && ((bytes[6 + bitmapBytes]! & padMask) || (bytes[6 + 2 * bitmapBytes]! & padMask))) {
-        return fail('BAD_VALUE', 'availability padding bits set');
-      }
-      return { ok: true, message: { type: 'availability', firstSequence, states } };
-    }
+    case MessageType.availability:
+      return decodeAvailability(bytes, view);
     case MessageType.have: {
       const bad = exactly(6);
       if (bad) return bad;
@@ -321,6 +300,30 @@ export function decode(bytes: Uint8Array): DecodeResult {
     default:
       return fail('UNKNOWN_TYPE', `message type ${type}`);
   }
+}
+
+/** An availability message: first sequence, count, the *has* and the *fetching* bitmaps. */
+function decodeAvailability(bytes: Uint8Array, view: DataView): DecodeResult {
+  if (bytes.length < 7) return fail('BAD_LENGTH', `availability needs >= 7 bytes, got ${bytes.length}`);
+  const count = view.getUint16(5);
+  if (count > MAX_MAP_SEGMENTS) return fail('TOO_LARGE', `availability of ${count} segments > ${MAX_MAP_SEGMENTS}`);
+  const bitmapBytes = (count + 7) >> 3;
+  if (bytes.length !== 7 + 2 * bitmapBytes) return fail('BAD_LENGTH', `availability of ${count} needs ${7 + 2 * bitmapBytes} bytes, got ${bytes.length}`);
+  const firstSequence = view.getUint32(1);
+  if (firstSequence + count > 0xffff_ffff + 1) return fail('BAD_VALUE', 'availability runs past sequence 2^32-1');
+  const states: SegmentStateValue[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const mask = 0x80 >> (i & 7);
+    const has = (bytes[7 + (i >> 3)]! & mask) !== 0;
+    const fetching = (bytes[7 + bitmapBytes + (i >> 3)]! & mask) !== 0;
+    if (has && fetching) return fail('BAD_VALUE', `segment ${firstSequence + i} both has and fetching`);
+    states[i] = has ? SegmentState.has : fetching ? SegmentState.fetching : SegmentState.none;
+  }
+  const padMask = (0xff >> (count & 7)) & (count & 7 ? 0xff : 0);
+  if (padMask && ((bytes[6 + bitmapBytes]! & padMask) || (bytes[6 + 2 * bitmapBytes]! & padMask))) {
+    return fail('BAD_VALUE', 'availability padding bits set');
+  }
+  return { ok: true, message: { type: 'availability', firstSequence, states } };
 }
 
 /**
