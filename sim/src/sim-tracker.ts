@@ -178,7 +178,7 @@ class SwarmMember implements SwarmSignal {
     if (this.left) return;
     const { params } = this.tracker;
     const count = offersToMake({
-      firstAnnounce: this.lastAnnounceAt === -Infinity, room: params.maxPeers - this.connections.size - this.offers.size,
+      firstAnnounce: this.lastAnnounceAt === -Infinity, openSlots: params.maxPeers - this.connections.size - this.offers.size,
       otherPeers: this.otherPeers, offersPerAnnounce: params.offersPerAnnounce,
     });
     const offers: Attempt[] = [];
