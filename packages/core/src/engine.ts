@@ -16,7 +16,7 @@ import { resolveLatencyMode, windowsFor, type EffectiveLatencyMode, type ModeWin
 import { MemorySegmentStore } from './store/segment-store.js';
 import { downloadsLeftBytes, planStream, seedShareFor } from './plan/stream-planner.js';
 import { Stream } from './stream.js';
-import type { Clock, HttpClient, PlaybackState, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
+import type { Clock, HttpClient, PlaybackReport, SegmentRef, SegmentStore, Signaling, TimerId } from './types.js';
 import { UploadGovernor } from './upload/upload-governor.js';
 import { measuredPace } from './wire/peer-protocol.js';
 
@@ -62,7 +62,7 @@ export class ShoalEngine {
   private readonly windowsByMode = new Map<EffectiveLatencyMode, ModeWindows>();
   private activeKey: string | undefined;
   private previousKey: string | undefined;
-  private playback: PlaybackState | undefined;
+  private playback: PlaybackReport | undefined;
   private playbackAtMs = 0;
   /** When a playback report last asked for a plan. */
   private playbackPlanMs = -Infinity;
@@ -144,7 +144,7 @@ export class ShoalEngine {
     this.scheduleTick(0);
   }
 
-  setPlayback(state: PlaybackState): void {
+  setPlayback(state: PlaybackReport): void {
     if (this.destroyed) return;
     const now = this.clock.now();
     const wantsPlan = playbackWantsPlan(this.playback, this.playbackAtMs, state, now, this.playbackPlanMs);

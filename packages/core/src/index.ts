@@ -35,7 +35,7 @@ export type {
   LatencyMode,
   PeerTransport,
   PeerTransportEvents,
-  PlaybackState,
+  PlaybackReport,
   SegmentRef,
   SegmentSource,
   SegmentStore,

@@ -124,7 +124,7 @@ export interface SegmentRef {
 }
 
 /** What the player reports about playback; drives deadlines. */
-export interface PlaybackState {
+export interface PlaybackReport {
   positionS: number;
   /** 0 while paused. */
   rate: number;

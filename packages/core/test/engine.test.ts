@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/wire/peer-protocol.js';
-import type { PlaybackState, SegmentRef } from '../src/types.js';
+import type { PlaybackReport, SegmentRef } from '../src/types.js';
 import { enginesDestroyedAfterEach, FakeOrigin, FakeTracker, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { VirtualClock, linkTransports, type SimChannelEnd } from '@shoal/sim/kit';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
-const vodAt = (positionS: number): PlaybackState => ({ positionS, rate: 1, bufferedUntilS: positionS + 30, isLive: false });
+const vodAt = (positionS: number): PlaybackReport => ({ positionS, rate: 1, bufferedUntilS: positionS + 30, isLive: false });
 
 /** toEqual walks typed arrays element by element: far too slow for segments. */
 function expectSameBytes(actual: Uint8Array, expected: Uint8Array | undefined) {
@@ -277,7 +277,7 @@ describe('engine', () => {
   });
 
   it('joins the swarm before its first loads, and asks for more peers once the player has its low mark buffered, or after 10 s of waiting for it', async () => {
-    const low: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 0, isLive: true, liveEdgeS: 6 };
+    const low: PlaybackReport = { positionS: 0, rate: 1, bufferedUntilS: 0, isLive: true, liveEdgeS: 6 };
     const starting = world();
     const engine = starting.make(1, { targetPeers: 3 });
     engine.setPlayback(low); // autoplay, nothing buffered yet: more handshakes would delay its first segments

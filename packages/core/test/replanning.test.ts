@@ -3,12 +3,12 @@
 // Plans run on the engine's clock: an idle engine without peers fires a timer only to plan.
 import { describe, expect, it } from 'vitest';
 import { ShoalEngine } from '../src/index.js';
-import type { PlaybackState } from '../src/types.js';
+import type { PlaybackReport } from '../src/types.js';
 import { enginesDestroyedAfterEach, FakeOrigin, makeSegments } from './fakes.js';
 import { VirtualClock } from '@shoal/sim/kit';
 
 const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
-const vodAt = (positionS: number, rate = 1): PlaybackState => ({ positionS, rate, bufferedUntilS: positionS + 30, isLive: false });
+const vodAt = (positionS: number, rate = 1): PlaybackReport => ({ positionS, rate, bufferedUntilS: positionS + 30, isLive: false });
 
 const engines = enginesDestroyedAfterEach();
 

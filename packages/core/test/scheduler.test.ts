@@ -20,7 +20,7 @@ import {
   type SegmentPlan,
 } from '../src/plan/scheduler.js';
 import { MAX_MEETING_WAIT_MS, meetingPeersWaits, playbackAtRisk, playbackWantsPlan } from '../src/plan/playback-policy.js';
-import type { PlaybackState, SegmentRef } from '../src/types.js';
+import type { PlaybackReport, SegmentRef } from '../src/types.js';
 
 const settings = { httpSafetyFactor: 1.5, httpSafetyMarginMs: 1000, p2pWindowS: 60 };
 const MB = 1_000_000;
@@ -326,7 +326,7 @@ describe('planning around plan()', () => {
     expect(nextPlanMs(1000, Infinity, Infinity, false, false, 250)).toBe(Infinity);
   });
 
-  const playing: PlaybackState = { positionS: 10, rate: 1, bufferedUntilS: 20, isLive: false };
+  const playing: PlaybackReport = { positionS: 10, rate: 1, bufferedUntilS: 20, isLive: false };
 
   it('asks for a plan on a jump or a changed rate, but not for playback going on as extrapolated', () => {
     expect(playbackWantsPlan(undefined, 0, playing, 0, 0)).toBe(true);

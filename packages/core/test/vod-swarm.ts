@@ -4,12 +4,12 @@
 import { ShoalEngine, type EngineOptionsInput } from '../src/index.js';
 import { PROTOCOL_VERSION, decode, encode } from '../src/wire/peer-protocol.js';
 import { VirtualClock, linkTransports, type LinkOptions } from '@shoal/sim/kit';
-import type { PlaybackState, SegmentRef } from '../src/types.js';
+import type { PlaybackReport, SegmentRef } from '../src/types.js';
 import { FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 
 export const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
 export const SEGMENT_BYTES = 200_000;
-const atStart: PlaybackState = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
+const atStart: PlaybackReport = { positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false };
 
 /** `engines`: where each engine made goes, to be destroyed after the test (enginesDestroyedAfterEach). */
 export function vodSwarm(engines: ShoalEngine[]) {

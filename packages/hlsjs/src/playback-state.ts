@@ -1,5 +1,5 @@
 // What the engine needs to know about playback, read from the media element and hls.js.
-import type { PlaybackState } from '@shoal/core';
+import type { PlaybackReport } from '@shoal/core';
 
 export interface TimeRangesLike {
   readonly length: number;
@@ -30,8 +30,8 @@ export function bufferedUntil(buffered: TimeRangesLike, positionS: number): numb
   return until;
 }
 
-export function playbackState(inputs: PlaybackInputs): PlaybackState {
-  const state: PlaybackState = {
+export function playbackState(inputs: PlaybackInputs): PlaybackReport {
+  const state: PlaybackReport = {
     positionS: inputs.currentTime,
     rate: inputs.paused ? 0 : Math.max(0, inputs.playbackRate),
     bufferedUntilS: bufferedUntil(inputs.buffered, inputs.currentTime),

@@ -5,7 +5,7 @@
 // resumes when the next fragment is appended. Like @shoal/hlsjs it reports playback to the engine
 // on every `timeupdate` (every 250 ms) and on every change of state. It plays the origin's first
 // rendition until told to switch (an ABR level switch).
-import type { PlaybackState, SegmentLoad, SegmentRef, ShoalEngine } from '@shoal/core';
+import type { PlaybackReport, SegmentLoad, SegmentRef, ShoalEngine } from '@shoal/core';
 import type { SimOrigin } from './sim-origin.js';
 import type { VirtualClock } from './virtual-clock.js';
 
@@ -276,7 +276,7 @@ export class PlayerModel {
   private feed(): void {
     if (this.stopped || this.nextSequence < 0) return;
     const positionS = this.positionS();
-    const state: PlaybackState = {
+    const state: PlaybackReport = {
       positionS,
       rate: this.ended ? 0 : 1,
       bufferedUntilS: Math.max(this.bufferedUntilS, positionS),

@@ -1,7 +1,7 @@
 // What the player's reports decide around the plan: when they ask for a new plan, and when the
 // viewer's own playback needs its whole uplink (uploads yield, meeting peers waits). Pure
 // functions of the playback state, like the scheduler's.
-import type { PlaybackState } from '../types.js';
+import type { PlaybackReport } from '../types.js';
 
 /** A playback report this far from where the previous one extrapolates to is a jump (seek, stall): plan at once. */
 const PLAYBACK_DRIFT_S = 0.2;
@@ -17,7 +17,7 @@ const LOW_BUFFER_S = 2;
  * prefetch window.
  */
 export function playbackWantsPlan(
-  previous: PlaybackState | undefined, previousAtMs: number, state: PlaybackState, nowMs: number, lastPlanMs: number,
+  previous: PlaybackReport | undefined, previousAtMs: number, state: PlaybackReport, nowMs: number, lastPlanMs: number,
 ): boolean {
   const expectedS = previous ? previous.positionS + ((nowMs - previousAtMs) / 1000) * previous.rate : 0;
   const changed =
@@ -30,11 +30,11 @@ export function playbackWantsPlan(
  * The viewer's own playback needs every bit of its uplink: before it plays, and while it has less
  * than LOW_BUFFER_S buffered (at most half its live target latency). A paused player has time.
  */
-export function playbackAtRisk(state: PlaybackState): boolean {
+export function playbackAtRisk(state: PlaybackReport): boolean {
   return state.rate !== 0 && bufferLow(state);
 }
 
-function bufferLow(state: PlaybackState): boolean {
+function bufferLow(state: PlaybackReport): boolean {
   const lowS = state.isLive && state.targetLatencyS !== undefined ? Math.min(LOW_BUFFER_S, state.targetLatencyS / 2) : LOW_BUFFER_S;
   return state.bufferedUntilS - state.positionS < lowS;
 }
@@ -52,6 +52,6 @@ export const MAX_MEETING_WAIT_MS = 10_000;
  * start, a seek, a stall; paused or not), for at most MAX_MEETING_WAIT_MS. Without a player's
  * reports it does not wait.
  */
-export function meetingPeersWaits(state: PlaybackState | undefined, waitedMs: number): boolean {
+export function meetingPeersWaits(state: PlaybackReport | undefined, waitedMs: number): boolean {
   return state !== undefined && waitedMs < MAX_MEETING_WAIT_MS && bufferLow(state);
 }

@@ -5,7 +5,7 @@ import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
 import type { Stream } from '../stream.js';
 import type { Transfer } from '../transfers/transfer.js';
-import type { PlaybackState, SegmentRef, SegmentStore } from '../types.js';
+import type { PlaybackReport, SegmentRef, SegmentStore } from '../types.js';
 import { seedScore } from './live-edge-seeding.js';
 import { deficitSeedShare, type NeighbourRate } from './seed-share.js';
 import {
@@ -29,7 +29,7 @@ const log = createLogger('shoal:core:engine');
 export interface PlanContext {
   store: SegmentStore;
   /** The playback of the stream planned (the active one), else undefined. */
-  playback: PlaybackState | undefined;
+  playback: PlaybackReport | undefined;
   playbackAtMs: number;
   windows: ModeWindows;
   httpThroughputBytesPerS: number;

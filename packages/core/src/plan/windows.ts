@@ -1,6 +1,6 @@
 // The budgets the plan works with, pure: latency modes and their windows, when the player needs a
 // segment, how long HTTP needs for some bytes on a shared downlink, and when to plan again.
-import type { LatencyMode, PlaybackState, SegmentRef } from '../types.js';
+import type { LatencyMode, PlaybackReport, SegmentRef } from '../types.js';
 
 /** The latency mode in effect once `auto` is resolved. */
 export type EffectiveLatencyMode = 'low' | 'normal' | 'high';
@@ -45,7 +45,7 @@ export interface WindowSettings {
  * player's own target, or the measured distance when larger), in segments: under 3 is `low`,
  * under 8 `normal`, else `high`. Never changes the player's settings, only reads them.
  */
-export function resolveLatencyMode(mode: LatencyMode, playback: PlaybackState | undefined, segmentDurationS: number): EffectiveLatencyMode {
+export function resolveLatencyMode(mode: LatencyMode, playback: PlaybackReport | undefined, segmentDurationS: number): EffectiveLatencyMode {
   if (mode !== 'auto') return mode;
   if (!playback || !playback.isLive) return 'high';
   const measured = playback.liveEdgeS !== undefined ? playback.liveEdgeS - playback.positionS : undefined;
@@ -72,7 +72,7 @@ export function windowsFor(mode: EffectiveLatencyMode, settings: WindowSettings)
  * reported at `reportedAtMs` is extrapolated at its rate; a paused player is budgeted as if it
  * resumed now at normal speed, so a resume never stalls.
  */
-export function segmentDeadlineMs(nowMs: number, playback: PlaybackState | undefined, startS: number, reportedAtMs = nowMs): number {
+export function segmentDeadlineMs(nowMs: number, playback: PlaybackReport | undefined, startS: number, reportedAtMs = nowMs): number {
   if (!playback) return nowMs;
   const aheadS = startS - playback.positionS;
   const deadlineMs = playback.rate > 0 ? reportedAtMs + (aheadS / playback.rate) * 1000 : nowMs + aheadS * 1000;
