@@ -1,4 +1,4 @@
-// One stream (a rendition of the media, one swarm) and its rooms, wired together: its playlist,
+// One stream (a rendition of the media, one swarm) and its parts, wired together: its playlist,
 // its peer pool, its transfers, the player's loads waiting on it and its live-edge seeding.
 import type { EngineEmit, StreamStats } from './engine-events.js';
 import type { SegmentVerifier } from './store/integrity.js';
@@ -61,7 +61,7 @@ export class Stream {
   readonly seeding: LiveEdgeSeeding;
 
   constructor(readonly key: string, context: StreamContext) {
-    // The rooms take what they need of the context the engine shares.
+    // The parts take what they need of the context the engine shares.
     this.pool = new PeerPool({ ...context, streamKey: key, stats: this.stats, owner: this.peerEvents(context) });
     this.transfers = new Transfers(this, context);
     this.seeding = new LiveEdgeSeeding(

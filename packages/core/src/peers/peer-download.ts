@@ -1,6 +1,6 @@
 // What we download from one peer: the leg it brings us now (one at a time: a peer serves us one
 // byte range at a time), checked against the session's rules as its bytes arrive and handed
-// straight to the transfer's room; the rate it delivered at; and how long to leave it alone after
+// straight to its transfer; the rate it delivered at; and how long to leave it alone after
 // it failed us (silent, trickling, lying) or said busy.
 import type { Clock } from '../types.js';
 import { NOT_SERVING, type PeerMessage } from '../wire/peer-protocol.js';
@@ -56,7 +56,7 @@ function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number 
 }
 
 export class PeerDownload {
-  /** The leg the peer brings us now, and the room its bytes go to. */
+  /** The leg the peer brings us now, and where its bytes go. */
   private current: { leg: PeerLeg; sink: LegSink } | undefined;
   /** Sequences whose legs we cancelled: their trailing chunks are ignored, not violations. */
   private readonly cancelled = new Set<number>();

@@ -1,6 +1,6 @@
 // One peer connection: the wire protocol's session rules over a PeerTransport. It checks every
 // message against the session (a violation is reported for a ban, never thrown), hands the bytes
-// of the leg we download from the peer straight to its transfer's room (peer-download.ts), hands
+// of the leg we download from the peer straight to its transfer (peer-download.ts), hands
 // the peer's requests to its uploads (peer-uploads.ts), and pings the peer: its answers time our
 // uplink's queue and tell us the peer's upload state.
 import { createLogger } from '../logger.js';

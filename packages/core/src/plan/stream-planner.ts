@@ -1,5 +1,5 @@
-// Planning one stream: builds the scheduler's snapshot from the stream's rooms (its loads and
-// transfers, seeding, peers and the store), calls plan(), and hands each action to the room that
+// Planning one stream: builds the scheduler's snapshot from the stream's parts (its loads and
+// transfers, seeding, peers and the store), calls plan(), and hands each action to the part that
 // carries it out. Returns when to plan the stream again.
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
@@ -99,7 +99,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   return nextPlanMs(now, wakeMs, parkedWakeMs, transfers.anyLegFrom('peer'), transfers.waiters.size > 0, options.tickIntervalMs);
 }
 
-/** One action of the plan, to the room that carries it out. */
+/** One action of the plan, to the part that carries it out. */
 function carryOut(stream: Stream, action: Exclude<ReturnType<typeof plan>[number], { type: 'wake' }>): void {
   const { transfers, pool } = stream;
   const ref = stream.refs.get(action.sequence)!;

@@ -14,8 +14,8 @@ const log = createLogger('shoal:core:transfers');
 /** Checks of P2P bytes the integrity manifest does not list yet, before they are given up (a live manifest lags its playlist). */
 const MAX_INTEGRITY_CHECKS = 3;
 
-/** What completion needs of the Transfers room. */
-export interface CompletionRoom {
+/** What completion needs of the Transfers host. */
+export interface CompletionHost {
   stream: TransferStream;
   context: TransfersContext;
   waiters: PendingLoads;
@@ -28,15 +28,15 @@ export interface CompletionRoom {
   refetch(transfer: Transfer): Transfer;
 }
 
-export async function settleCompleted(transfer: Transfer, room: CompletionRoom): Promise<void> {
-  const { stream, context } = room;
+export async function settleCompleted(transfer: Transfer, host: CompletionHost): Promise<void> {
+  const { stream, context } = host;
   const { verifier, clock } = context;
   const sequence = transfer.sequence;
   const bytes = transfer.buffer!;
   if (transfer.p2pBytes > 0 && verifier.enabled) {
     transfer.state = 'verifying';
     const verdict = await verifier.verify(transfer.ref, bytes);
-    if (!room.isCurrent(transfer)) return;
+    if (!host.isCurrent(transfer)) return;
     log(`#${sequence} P2P bytes ${verdict}`, stream.key);
     if (verdict === 'unverifiable' && ++transfer.checks < MAX_INTEGRITY_CHECKS) {
       // A live manifest lags the playlist: keep the bytes until it can be fetched again, rather
@@ -46,10 +46,10 @@ export async function settleCompleted(transfer: Transfer, room: CompletionRoom):
       context.replan();
       return;
     }
-    if (verdict !== 'valid') return failVerification(transfer, verdict, room);
+    if (verdict !== 'valid') return failVerification(transfer, verdict, host);
   }
-  room.remove(transfer);
-  room.forgetWaste(sequence);
+  host.remove(transfer);
+  host.forgetWaste(sequence);
   if (transfer.failedMixedCopy) for (const peer of sendersOfBadBytes(transfer.failedMixedCopy, bytes)) ban(peer, sequence, stream);
   if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
   if (transfer.ref.durationS > 0) stream.learnBitrate(bytes.length / transfer.ref.durationS);
@@ -58,7 +58,7 @@ export async function settleCompleted(transfer: Transfer, room: CompletionRoom):
   stream.pool.announce(sequence, stored ? SegmentState.has : SegmentState.none);
   const source: SegmentSource = transfer.p2pBytes > transfer.httpBytes ? 'p2p' : 'http';
   let first = true;
-  room.waiters.settle(sequence, (waiter) => {
+  host.waiters.settle(sequence, (waiter) => {
     const now = clock.now();
     const origin = transfer.origin && transfer.p2pBytes === 0 ? { requestMs: transfer.origin.requestMs, firstByteMs: transfer.origin.firstByteMs ?? now } : undefined;
     const timing: LoadTiming = { requestMs: waiter.requestMs, firstByteMs: Math.max(transfer.firstByteMs ?? now, waiter.requestMs), doneMs: now, ...(origin ? { origin } : {}) };
@@ -72,19 +72,19 @@ export async function settleCompleted(transfer: Transfer, room: CompletionRoom):
 }
 
 /** The player gets only bytes that pass: the senders are blamed as far as the copy can tell, and the segment starts over from the origin. */
-function failVerification(transfer: Transfer, verdict: 'invalid' | 'unverifiable', room: CompletionRoom): void {
-  const { stream, context } = room;
+function failVerification(transfer: Transfer, verdict: 'invalid' | 'unverifiable', host: CompletionHost): void {
+  const { stream, context } = host;
   const sequence = transfer.sequence;
   stream.pool.abandonRelayedUploads(sequence);
-  room.wasteAll(sequence);
+  host.wasteAll(sequence);
   const sole = verdict === 'invalid' ? soleSender(transfer.senders) : undefined;
   if (sole) ban(sole, sequence, stream);
-  if (room.waiters.has(sequence)) {
-    const again = room.refetch(transfer);
+  if (host.waiters.has(sequence)) {
+    const again = host.refetch(transfer);
     // Several peers sent parts: the origin's copy will tell whose were bad.
     if (verdict === 'invalid' && !sole) again.failedMixedCopy = { bytes: transfer.buffer!, senders: transfer.senders };
   } else {
-    room.remove(transfer);
+    host.remove(transfer);
     stream.pool.announce(sequence, SegmentState.none);
   }
   context.replan();

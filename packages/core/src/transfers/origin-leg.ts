@@ -1,6 +1,6 @@
 // A leg from the origin: one HTTP request for the whole segment, or a Range request for a leg's
 // bytes no peer brings in time, counted into the stream's stats and the link's throughput as it
-// arrives. What it brings and how it ends goes back to the room that started it.
+// arrives. What it brings and how it ends goes back to the Transfers that started it.
 import { ShoalError, isShoalError } from '../errors.js';
 import type { EngineEmit, StreamStats } from '../engine-events.js';
 import { createLogger } from '../logger.js';
@@ -10,7 +10,7 @@ import type { Leg } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');
 
-/** What an origin leg needs from its room (the stream's Transfers). */
+/** What an origin leg needs from the stream's Transfers. */
 export interface OriginLegOwner {
   readonly streamKey: string;
   readonly clock: Clock;

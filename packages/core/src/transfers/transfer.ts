@@ -2,7 +2,7 @@
 // from the origin, and the legs partition the segment, so the copy is whole once every byte of
 // every leg has arrived. The bytes are assembled here as they arrive, whichever leg brings them,
 // and what has arrived from the start on is served to peers asking for it (a relay). It imports
-// only types, so every room may import it.
+// only types, so every folder may import it.
 import type { EngineEmit, OriginKind, StreamStats } from '../engine-events.js';
 import type { PeerSession } from '../peers/peer.js';
 import type { SegmentVerifier } from '../store/integrity.js';

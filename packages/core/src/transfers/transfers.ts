@@ -3,7 +3,7 @@
 // transfer brings its segment in legs, each a byte range from one peer or from the origin; the
 // plan (stream-planner.ts) says where each leg comes from and moves one that falls behind to
 // another peer, or to the origin as a Range request of just its bytes. Peers and origin requests
-// hand their bytes straight to this room (LegSink, OriginLegOwner), which assembles the copy,
+// hand their bytes straight to it (LegSink, OriginLegOwner), which assembles the copy,
 // relays what it holds to peers asking for it, and verifies, stores and hands out the whole.
 import type { EngineEmit } from '../engine-events.js';
 import { ShoalError, isShoalError } from '../errors.js';
@@ -11,7 +11,7 @@ import { createLogger } from '../logger.js';
 import type { PeerSession } from '../peers/peer.js';
 import type { Clock, HttpClient, SegmentRef } from '../types.js';
 import { SegmentState } from '../wire/peer-protocol.js';
-import { settleCompleted, type CompletionRoom } from './completion.js';
+import { settleCompleted, type CompletionHost } from './completion.js';
 import { runOriginLeg, type OriginLegOwner } from './origin-leg.js';
 import type { OriginThroughput } from './origin-throughput.js';
 import { P2PWaste } from './p2p-waste.js';
@@ -34,17 +34,17 @@ export class Transfers implements LegSink {
   readonly waiters = new PendingLoads();
   private readonly bySequence = new Map<number, Transfer>();
   private readonly waste = new P2PWaste();
-  /** What an origin leg needs of this room (origin-leg.ts). */
+  /** What an origin leg needs of it (origin-leg.ts). */
   private readonly originOwner: OriginLegOwner;
 
-  /** What completing a copy needs of this room (completion.ts). */
-  private readonly completionRoom: CompletionRoom;
+  /** What completing a copy needs of it (completion.ts). */
+  private readonly completionHost: CompletionHost;
 
   constructor(
     private readonly stream: TransferStream,
     private readonly context: TransfersContext,
   ) {
-    this.completionRoom = {
+    this.completionHost = {
       stream, context, waiters: this.waiters,
       isCurrent: (transfer) => this.isCurrent(transfer),
       remove: (transfer) => this.bySequence.delete(transfer.sequence),
@@ -308,7 +308,7 @@ export class Transfers implements LegSink {
 
   private checkComplete(transfer: Transfer): void {
     if (!this.isCurrent(transfer) || !transfer.complete || transfer.state !== 'running') return;
-    void settleCompleted(transfer, this.completionRoom);
+    void settleCompleted(transfer, this.completionHost);
   }
 
 
