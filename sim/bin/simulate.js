@@ -7,14 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { loadBuilt } from '../../scripts/load-built.mjs';
 
 /**
- * The simulator's heap (sim/README.md, "Memory"). Every viewer's engine lives in this one heap:
+ * The simulator's heap (sim/README.md, "Long runs"). Every viewer's engine lives in this one heap:
  * 10,000 viewers need more than V8's default limit (about 4 GB here), and the limit is what
- * bounds a run's memory. A young generation larger than V8's default collects the short-lived
- * objects of each simulated instant without promoting them, so fewer full collections walk the
- * whole heap. Node reads these flags only at start: the CLI restarts itself with them unless
- * they were given.
+ * bounds a run's memory. Node reads it only at start: the CLI restarts itself with it unless
+ * one was given.
  */
-const HEAP_FLAGS = ['--max-old-space-size=10240', '--max-semi-space-size=64'];
+const HEAP_FLAGS = ['--max-old-space-size=10240'];
 const given = process.execArgv.some((flag) => flag.startsWith('--max-old-space-size'));
 if (!given && process.env.SHOAL_SIM_HEAP !== 'set') {
   const child = spawn(process.execPath, [...HEAP_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
