@@ -13,6 +13,7 @@ import { buildSimReport, simRunReport, type SimReport, type SimRunReport } from 
 import { networkProfiles } from '@shoal/e2e/network-profiles';
 import { scenarioNames } from './sim-scenarios.js';
 import { DEFAULT_SIMULATION, runSimulation, type SimulationConfig } from './simulation.js';
+import { ProgressMeter, type ProgressMeterOptions } from './progress.js';
 
 export const usage = `usage: npm run simulate -- [options]
 
@@ -30,6 +31,8 @@ ${Object.values(networkProfiles).map((profile) => `                          ${p
   --bitrate-kbps N      stream bitrate (default ${DEFAULT_SIMULATION.bitrateKbps}, the sample stream's 360p)
   --engine-options JSON options for every P2P viewer's engine, e.g. '{"seedersPerSegment":2}'
   --out DIR             write report.json and report.html there
+  --quiet               no progress lines (by default a run prints, at most every 5 s, to stderr:
+                        simulated time, events per second, and an estimate of the wall time left)
 `;
 
 export interface SimCliOptions {
@@ -37,6 +40,8 @@ export interface SimCliOptions {
   /** The runs, in order: the HTTP-only baseline (`http`, first) and Shoal (`shoal`), or one of them. */
   runs: ('http' | 'shoal')[];
   outDir: string | undefined;
+  /** No progress lines. */
+  quiet: boolean;
 }
 
 /** The answer to --engine, which picked shoal or http before issue 10. */
@@ -68,6 +73,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       'engine-options': { type: 'string' },
       'join-spread': { type: 'string' },
       out: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -101,21 +107,30 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
     },
     runs: values['baseline-only'] ? ['http'] : values['no-baseline'] ? ['shoal'] : ['http', 'shoal'],
     outDir: values.out,
+    quiet: values.quiet!,
   };
 }
 
-/** Runs what was asked (the HTTP-only baseline, Shoal, or both); writes and returns the report. */
-export async function runSimCli(options: SimCliOptions, command: string, log: (line: string) => void): Promise<SimReport> {
+/**
+ * Runs what was asked (the HTTP-only baseline, Shoal, or both); writes and returns the report.
+ * `log` gets the report's lines, `progress` the progress lines (unless options.quiet), at most
+ * every 5 s of wall time unless `meterOptions` say otherwise.
+ */
+export async function runSimCli(
+  options: SimCliOptions,
+  command: string,
+  log: (line: string) => void,
+  progress: (line: string) => void = () => {},
+  meterOptions: Partial<ProgressMeterOptions> = {},
+): Promise<SimReport> {
   const runs: SimRunReport[] = [];
-  for (const name of options.runs) {
+  for (const [index, name] of options.runs.entries()) {
     const { config } = options;
     const httpOnly = name === 'http';
     log(`simulating ${config.scenario}: ${config.peers} viewers, ${config.network} network, ${config.durationS / 60} min, ${httpOnly ? 'HTTP-only baseline' : 'Shoal'}, seed ${config.seed}`);
-    const result = await runSimulation({
-      ...config,
-      httpOnly,
-      onProgress: (simulatedS, wallMs) => log(`  ${name}: ${Math.round(simulatedS)} s simulated in ${(wallMs / 1000).toFixed(1)} s`),
-    });
+    const label = `${httpOnly ? 'HTTP-only baseline' : 'Shoal'}${options.runs.length > 1 ? ` (run ${index + 1} of ${options.runs.length})` : ''}`;
+    const meter = options.quiet ? undefined : new ProgressMeter(label, progress, meterOptions);
+    const result = await runSimulation({ ...config, httpOnly, ...(meter ? { onProgress: (step) => meter.update(step) } : {}) });
     runs.push(simRunReport(result));
   }
   const report = buildSimReport(runs, command);

@@ -24,6 +24,8 @@ export class SimHost {
   /** Active flows out of this host (uplink) and into it (downlink). */
   readonly uplink = new Set<Pipe>();
   readonly downlink = new Set<Pipe>();
+  /** The flow network's mark: this downlink was already refilled in the current reshare. */
+  reshareStamp = 0;
 
   constructor(
     readonly id: string,
@@ -204,34 +206,66 @@ export class FlowNetwork {
 
   /**
    * A flow started or ended: the sender's uplink shares changed (so the caps of its flows, on
-   * their receivers' downlinks) and the receiver's downlink has one flow more or less.
+   * their receivers' downlinks) and the receiver's downlink has one flow more or less. Each
+   * downlink is filled once, the changed flow's first, then in the order of the sender's flows.
    */
   private reshare(changed: Pipe): void {
-    this.reshares++;
-    const downlinks = new Set<SimHost>([changed.target]);
-    if (changed.source) for (const pipe of changed.source.uplink) downlinks.add(pipe.target);
-    for (const target of downlinks) this.fillDownlink(target);
+    const stamp = ++this.reshares;
+    changed.target.reshareStamp = stamp;
+    this.fillDownlink(changed.target);
+    if (!changed.source) return;
+    for (const pipe of changed.source.uplink) {
+      if (pipe.target.reshareStamp === stamp) continue;
+      pipe.target.reshareStamp = stamp;
+      this.fillDownlink(pipe.target);
+    }
   }
+
+  /** Scratch for fillDownlink (one downlink at a time), kept to spare an allocation per fill. */
+  private readonly fillPipes: Pipe[] = [];
+  private readonly fillCaps: number[] = [];
 
   /**
    * Max-min fair sharing of one downlink (water-filling): a flow held below its fair share by its
-   * sender's uplink leaves the rest to the others, e.g. an HTTP download beside slow peers.
+   * sender's uplink leaves the rest to the others, e.g. an HTTP download beside slow peers. Flows
+   * are served from the smallest cap up, flows with equal caps in the order they joined.
    */
   private fillDownlink(target: SimHost): void {
-    const pipes = [...target.downlink];
-    if (pipes.length === 0) return;
-    const caps = pipes.map((pipe) => this.senderCap(pipe));
-    const order = pipes.map((_, index) => index).sort((a, b) => caps[a]! - caps[b]!);
+    const count = target.downlink.size;
+    if (count === 0) return;
+    if (count === 1) {
+      for (const pipe of target.downlink) {
+        pipe.settle();
+        pipe.setRate(Math.min(this.senderCap(pipe), target.capacity.downBytesPerS));
+      }
+      return;
+    }
+    // A stable insertion sort by cap (a downlink carries a handful of flows).
+    const pipes = this.fillPipes;
+    const caps = this.fillCaps;
+    let n = 0;
+    for (const pipe of target.downlink) {
+      const cap = this.senderCap(pipe);
+      let i = n++;
+      while (i > 0 && caps[i - 1]! > cap) {
+        caps[i] = caps[i - 1]!;
+        pipes[i] = pipes[i - 1]!;
+        i--;
+      }
+      caps[i] = cap;
+      pipes[i] = pipe;
+    }
     let remaining = target.capacity.downBytesPerS;
-    let left = pipes.length;
-    for (const index of order) {
-      const rate = Math.min(caps[index]!, remaining / left);
+    let left = n;
+    for (let k = 0; k < n; k++) {
+      const rate = Math.min(caps[k]!, remaining / left);
       // An unlimited downlink stays unlimited (Infinity - Infinity would be NaN).
       if (remaining !== Infinity) remaining = Math.max(0, remaining - rate);
       left--;
-      const pipe = pipes[index]!;
+      const pipe = pipes[k]!;
       pipe.settle();
       pipe.setRate(rate);
     }
+    pipes.length = 0;
   }
 }
