@@ -3,7 +3,7 @@
 // straight to its transfer; the rate it delivered at; and how long to leave it alone after
 // it failed us (silent, trickling, lying) or said busy.
 import type { Clock } from '../types.js';
-import { NOT_SERVING, type PeerMessage } from '../wire/peer-protocol.js';
+import { NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, type PeerMessage } from '../wire/peer-protocol.js';
 
 /** What a session reads of a leg it brings: the byte range, how far it got, and the segment it is of. */
 export interface PeerLeg {
@@ -92,7 +92,9 @@ export class PeerDownload {
   request(leg: PeerLeg, withinMs: number, sink: LegSink): PeerMessage {
     this.cancelled.delete(leg.transfer.sequence);
     this.current = { leg, sink };
-    return { type: 'request', sequence: leg.transfer.sequence, start: leg.next, end: Number.isFinite(leg.end) ? leg.end : 0xffff_ffff, withinMs: Math.max(0, Math.min(Math.round(withinMs), 0xffff_fffe)) };
+    // A finite wait stays below NO_DEADLINE, which would mean none.
+    const within = Math.max(0, Math.min(Math.round(withinMs), NO_DEADLINE - 1));
+    return { type: 'request', sequence: leg.transfer.sequence, start: leg.next, end: Number.isFinite(leg.end) ? leg.end : TO_SEGMENT_END, withinMs: within };
   }
 
   /** A data message: a violation (to ban the peer for), or undefined. */
