@@ -62,7 +62,7 @@ export const MAX_WASTED_P2P_TRANSFERS = 2;
 export const P2P_RATE_SLACK = 0.85;
 
 /** Peers a new transfer is split over at most. */
-export const MAX_SENDERS = 4;
+const MAX_SENDERS = 4;
 
 /**
  * A leg's first byte is trusted to come within this of its request (a round trip and the
@@ -70,7 +70,7 @@ export const MAX_SENDERS = 4;
  * without a byte is moved to the origin then (simulator, 200 viewers joining: legs started 100 ms
  * before it went to the origin 100 ms later, each having cost its sender an upload).
  */
-export const FIRST_BYTE_ALLOWANCE_MS = 500;
+const FIRST_BYTE_ALLOWANCE_MS = 500;
 
 export interface PeerPlan {
   id: string;
@@ -126,7 +126,7 @@ export type SchedulerAction =
  * own rate counts after a short warm-up: a stalled peer's rate falls with every tick without data,
  * so its projection slips past the deadline and the leg moves elsewhere.
  */
-export function projectLegFinishMs(nowMs: number, leg: LegPlan, remainingBytes: number, peerBytesPerS: number): number {
+function projectLegFinishMs(nowMs: number, leg: LegPlan, remainingBytes: number, peerBytesPerS: number): number {
   const atPeerRateMs = (remainingBytes / Math.max(peerBytesPerS, 1)) * 1000;
   if (leg.firstByteMs === undefined) return Math.max(nowMs + atPeerRateMs, leg.startedMs + (leg.withinMs ?? 0));
   const elapsedMs = nowMs - leg.firstByteMs;

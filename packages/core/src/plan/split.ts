@@ -30,7 +30,7 @@ export interface SplitPart {
 }
 
 /** Parts smaller than this are not worth a request of their own (each costs messages both ways). */
-export const MIN_PART_BYTES = 16 * 1024;
+const MIN_PART_BYTES = 16 * 1024;
 
 /**
  * Ranges for up to `maxParts` of `candidates` that bring `bytes` within `availableMs`, as early as

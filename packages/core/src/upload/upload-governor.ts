@@ -86,7 +86,7 @@ export class UploadGovernor {
   constructor(
     private readonly clock: Clock,
     /** A hard cap from the options (0: none). */
-    private readonly capBytesPerS: number,
+    capBytesPerS: number,
     /** Pace before the first delay sample (default option: 128 kbit/s, below nearly every home uplink; it doubles every second the uplink stays uncongested, and the controller cuts it where the uplink is slower). */
     initialPaceBytesPerS: number,
   ) {
