@@ -73,6 +73,8 @@ export class ShoalEngine {
   /** Since when meeting peers has waited for the player (undefined: it does not). */
   private meetingHeldSinceMs: number | undefined;
   private destroyed = false;
+  /** The uplink's idle and total time at the last election (uplinkIdleShare). */
+  private uplinkMark = { idleMs: 0, totalMs: 0 };
 
   constructor(options: EngineOptionsInput, deps: EngineDeps) {
     this.options = resolveOptions(options);
@@ -121,7 +123,7 @@ export class ShoalEngine {
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS,
         ownUploadBytesPerS: measuredPace(this.governor.advertised.paceBytesPerS),
       });
-      stream.seeding.elect(fresh, this.signaling?.localPeerId, uploaders, stream.pool.swarmSize, now, share);
+      stream.seeding.elect(fresh, this.signaling?.localPeerId, uploaders, stream.pool.swarmSize, now, { ...share, idleShare: this.uplinkIdleShare() });
     }
     if (this.activeKey === undefined) this.setActiveStream(stream.key);
     this.scheduleTick(0);
@@ -281,9 +283,19 @@ export class ShoalEngine {
     this.reserveUplinkForDownloads();
   }
 
-  /** Uploads leave the uplink our own origin downloads need (UploadGovernor.setOriginDownloads). */
+  /** The share of the uplink's time since the last call that nobody asked for anything (uplink-usage.ts). */
+  private uplinkIdleShare(): number {
+    const { ms } = this.governor.stats.uplink;
+    const total = ms.idle + ms.yielding + ms.relay + ms.paced + ms.full;
+    const previous = this.uplinkMark;
+    this.uplinkMark = { idleMs: ms.idle, totalMs: total };
+    const spanMs = total - previous.totalMs;
+    return spanMs > 0 ? (ms.idle - previous.idleMs) / spanMs : 0;
+  }
+
+  /** Uploads leave the uplink that the origin downloads the player waits on need (UploadGovernor.setOriginDownloads). */
   private reserveUplinkForDownloads(): void {
-    const downloading = [...this.streams.values()].some((stream) => stream.transfers.anyLegFrom('origin'));
+    const downloading = [...this.streams.values()].some((stream) => stream.transfers.playerWaitsOnOrigin());
     this.governor.setOriginDownloads(downloading ? (this.throughput.measuredBytesPerS ?? this.options.initialHttpThroughputBytesPerS) : 0);
   }
 

@@ -397,13 +397,13 @@ describe('live-edge seeding of one stream', () => {
     expect(room.satisfied(7, true, () => true)).toBe(false);
   });
 
-  it('relays a neighbour\'s "fetching" at the live edge and withdraws it after 3 s without a transfer of ours', () => {
+  it('relays a neighbour\'s "fetching" at the live edge and withdraws it after 4 s without a transfer of ours', () => {
     const { room, announced } = seeding();
     room.relay(9, 10, 0); // behind the edge: not relayed
     room.relay(10, 10, 0);
     expect(announced).toEqual([[10, SegmentState.fetching]]);
-    expect(room.expire(1000)).toBe(3000);
-    expect(room.expire(3000)).toBe(Infinity);
+    expect(room.expire(1000)).toBe(4000);
+    expect(room.expire(4000)).toBe(Infinity);
     expect(announced).toEqual([[10, SegmentState.fetching], [10, SegmentState.none]]);
   });
 
@@ -413,8 +413,8 @@ describe('live-edge seeding of one stream', () => {
       { sequence: 11, atMs: 0, held: false },
       { sequence: 12, atMs: 1500, held: false },
     ];
-    expect(relayExpiry(relays, 3000)).toEqual({ settled: [10], withdrawn: [11], nextMs: 4500 });
-    expect(relayExpiry([], 3000)).toEqual({ settled: [], withdrawn: [], nextMs: Infinity });
+    expect(relayExpiry(relays, 4000)).toEqual({ settled: [10], withdrawn: [11], nextMs: 5500 });
+    expect(relayExpiry([], 4000)).toEqual({ settled: [], withdrawn: [], nextMs: Infinity });
   });
 
   it('keeps a relay that a transfer of ours took over', () => {

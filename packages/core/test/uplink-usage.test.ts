@@ -23,6 +23,7 @@ class Source implements UploadSource {
     return bytes;
   }
   uploading(): void {}
+  burstEdge(): void {}
 }
 
 describe('uplink usage', () => {
@@ -30,7 +31,7 @@ describe('uplink usage', () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 10_000);
     await clock.advance(1000);
-    // 1 s with nothing to send, then 20 kB at 10 kB/s: about 2 s held by the pace.
+    // 1 s with nothing to send, then 20 kB from a 10 kB/s start (doubling while it holds uploads back, to 20 kB/s at most): 1-2 s held by the pace.
     const source = new Source(20_000);
     governor.add(source);
     governor.pump();
@@ -45,7 +46,7 @@ describe('uplink usage', () => {
     await clock.advance(500);
     const { ms, bytes } = governor.stats.uplink;
     expect(ms.idle).toBeGreaterThanOrEqual(1000);
-    expect(ms.paced).toBeGreaterThanOrEqual(1500);
+    expect(ms.paced).toBeGreaterThanOrEqual(900);
     expect(ms.paced).toBeLessThanOrEqual(2500);
     expect(ms.relay).toBe(1000);
     expect(ms.yielding).toBe(500);

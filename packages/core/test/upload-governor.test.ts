@@ -1,9 +1,10 @@
-// The upload governor: its controller alone, its pacing and order over fake sources, and the
-// whole loop (pings, delay samples, pace) over a fake link slower than its start pace.
+// The upload governor: its pacing and order over fake sources, its queue guard, and the whole loop
+// (pings, pongs, pace) over a fake link slower than its start pace. Pacing by delivery rate over a
+// browser-like link is in delivery-rate.test.ts.
 import { describe, expect, it } from 'vitest';
 import { PeerSession, type PeerSessionHooks } from '../src/peers/peer.js';
 import { NOT_SERVING, PACE_UNMEASURED } from '../src/wire/peer-protocol.js';
-import { MIN_PACE_BYTES_PER_S, TARGET_QUEUE_DELAY_MS, chunkBytesFor, nextPace } from '../src/upload/pace.js';
+import { chunkBytesFor } from '../src/upload/pace.js';
 import { UploadGovernor, type UploadSource } from '../src/upload/upload-governor.js';
 import { peerId } from './fakes.js';
 import { askOneAfterAnother } from './legs.js';
@@ -37,6 +38,7 @@ class Source implements UploadSource {
   uploading(): void {
     this.pingsResumed++;
   }
+  burstEdge(): void {}
   get total(): number {
     return this.sent.reduce((sum, chunk) => sum + chunk.bytes, 0);
   }
@@ -75,16 +77,6 @@ function uploadingTo(clock: VirtualClock, governor: UploadGovernor, remote: numb
 }
 
 describe('upload governor', () => {
-  it('cuts the pace when the queueing delay is above target, grows it below target only while it held uploads back', () => {
-    expect(nextPace(100_000, 6 * TARGET_QUEUE_DELAY_MS, 1000, true)).toBeCloseTo(25_000, -2); // far above: /4 per second
-    expect(nextPace(100_000, 2 * TARGET_QUEUE_DELAY_MS, 500, false)).toBeLessThan(100_000);
-    expect(nextPace(100_000, 0, 1000, true)).toBeCloseTo(200_000, -2); // idle queue, pace-limited: x2 per second
-    expect(nextPace(100_000, 0, 1000, false)).toBe(100_000); // not using the pace: nothing learnt
-    expect(nextPace(100_000, TARGET_QUEUE_DELAY_MS, 1000, true)).toBe(100_000);
-    expect(nextPace(MIN_PACE_BYTES_PER_S, 5000, 1000, true)).toBe(MIN_PACE_BYTES_PER_S);
-    expect(nextPace(100_000, 0, 1000, true, 120_000)).toBe(120_000); // the option's cap
-  });
-
   it('sends small chunks at a low pace, so that none waits long in a router queue', () => {
     expect(chunkBytesFor(16_000)).toBe(1024);
     expect(chunkBytesFor(102_400)).toBe(4096);
@@ -94,15 +86,15 @@ describe('upload governor', () => {
   it('paces every upload together, the earliest deadline first, takes what it can meet, and pauses while yielding', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 50_000);
-    const late = new Source(clock, 5, 100_000);
+    const late = new Source(clock, 5, 300_000);
     const early = new Source(clock, 1, 100_000);
     governor.add(late);
     governor.add(early);
     governor.pump();
     await clock.advance(1000);
-    // Nothing measured the uplink: the start pace holds (within one burst).
-    expect(early.total + late.total).toBeGreaterThan(45_000);
-    expect(early.total + late.total).toBeLessThan(55_000);
+    // Nothing measured the uplink: the start pace, growing while it holds uploads back, to at most twice the start.
+    expect(early.total + late.total).toBeGreaterThan(50_000);
+    expect(early.total + late.total).toBeLessThanOrEqual(100_000);
     expect(late.total).toBe(0); // the earlier deadline gets everything until it is done
     await clock.advance(1500);
     expect(early.backlogBytes).toBe(0);
@@ -112,7 +104,7 @@ describe('upload governor', () => {
     expect(governor.admit(50_000, clock.now() + 3000)).toBeUndefined();
     const backlog = new Source(clock, 9, 1_000_000);
     governor.add(backlog);
-    expect(governor.admit(50_000, clock.now() + 3000)).toBeGreaterThan(20_000); // 20 s and more behind the backlog
+    expect(governor.admit(50_000, clock.now() + 3000)).toBeGreaterThan(5_000); // many seconds behind the backlog
     governor.remove(backlog);
     governor.setYielding(true);
     const before = late.total;
@@ -126,124 +118,53 @@ describe('upload governor', () => {
     governor.destroy();
   });
 
-  it("sends at its pace less 5% of the viewer's own origin downloads' rate, nothing when that is the whole pace", async () => {
+  it("leaves 5% of the rate of the download its player waits on, at most 40% of its pace: uploads slow down for it, never stop", async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 50_000);
-    const source = new Source(clock, 1, 200_000);
+    const source = new Source(clock, 1, 400_000);
     governor.add(source);
     governor.setOriginDownloads(400_000); // their acknowledgements: 20 kB/s
     await clock.advance(2000);
-    // 30 kB/s for 2 s, within one burst; the pace itself stays (the reserve comes and goes with each download).
+    // 30 kB/s for 2 s, within one burst; the pace does not grow on time held back for the download.
     expect(source.total).toBeGreaterThan(55_000);
-    expect(source.total).toBeLessThan(65_000);
+    expect(source.total).toBeLessThan(75_000);
     expect(governor.stats).toMatchObject({ paceBytesPerS: 50_000, downloadReserveBytesPerS: 20_000, yielding: false });
+    // A download whose acknowledgements would take the whole pace: 40% of it at most.
     governor.setOriginDownloads(1_200_000);
-    await clock.advance(100);
-    const held = source.total;
+    const before = source.total;
     await clock.advance(2000);
-    expect(source.total).toBe(held);
-    expect(governor.admit(50_000, clock.now() + 10_000)).toBeUndefined(); // a pause of a download's length: requests still queue
+    expect(governor.stats.downloadReserveBytesPerS).toBe(20_000);
+    expect(source.total - before).toBeGreaterThan(55_000);
     governor.setOriginDownloads(0);
-    await clock.advance(1000);
-    expect(source.total - held).toBeGreaterThan(45_000);
+    expect(governor.stats.downloadReserveBytesPerS).toBe(0);
     governor.destroy();
   });
-
-  it('slows down when its pings go unanswered for longer than a round trip, before any late pong arrives', async () => {
+  it('reads a queue from pings unanswered for longer than a round trip, before any late pong arrives, and a queue past its guard ends startup', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 16 * 1024);
     const busy = new Source(clock, 0, 10_000_000);
     governor.add(busy);
     governor.pump();
     for (let i = 0; i < 8; i++) {
-      governor.pingSent('a', 0);
+      governor.pingSent('a', 0, 0);
       await clock.advance(20);
-      governor.delaySample('a', 1000, 20); // no queue: slow start grows the pace
+      governor.delaySample('a', 1000, 20); // no queue
       await clock.advance(230);
     }
-    const grown = governor.stats.paceBytesPerS;
-    expect(grown).toBeGreaterThan(32 * 1024);
+    expect(governor.stats.paceBytesPerS).toBeGreaterThan(16 * 1024); // startup: growing while it holds uploads back
     // The queue now holds the pongs back: the pings still go out at the cadence, and none is answered.
     for (let i = 0; i < 6; i++) {
-      governor.pingSent('a', 0);
+      governor.pingSent('a', 0, 0);
       await clock.advance(250);
     }
-    governor.pingSent('a', 0);
+    governor.pingSent('a', 0, 0);
     expect(governor.stats.queueDelayMs).toBe(1500 - 20);
-    expect(governor.stats.paceBytesPerS).toBeLessThan(grown / 2);
+    // Far past the guard: startup is over, the pace grows no more.
+    const ended = governor.stats.paceBytesPerS;
+    await clock.advance(2000);
+    expect(governor.stats.paceBytesPerS).toBe(ended);
     governor.destroy();
   });
-
-  it('caps its pace at what full channels carried only while there was always more to send', async () => {
-    const clock = new VirtualClock();
-    const governor = new UploadGovernor(clock, 0, 64 * 1024);
-    const samples = async (count: number) => {
-      for (let i = 0; i < count; i++) {
-        governor.delaySample('a', 1000); // no queue
-        await clock.advance(400);
-      }
-    };
-    await samples(3);
-    // A small upload whose channel reports full once, then nothing more to send for seconds: the
-    // few bytes say how much there was, not what the uplink carries.
-    const small = new Source(clock, 0, 3000);
-    small.bufferedAmount = 20_000;
-    governor.add(small);
-    governor.pump();
-    small.bufferedAmount = 0;
-    await samples(8);
-    expect(small.backlogBytes).toBe(0);
-    expect(governor.stats.paceBytesPerS).toBeGreaterThanOrEqual(64 * 1024);
-    // Channels full while more waits: the pace falls to about what they took.
-    const big = new Source(clock, 1, 10_000_000);
-    big.bufferedAmount = 20_000;
-    governor.add(big);
-    governor.pump();
-    await samples(8);
-    expect(governor.stats.paceBytesPerS).toBeLessThan(10 * 1024);
-    governor.destroy();
-  });
-
-  it('probes again after idle from where its pace fell, never from above it, and its slow start stops where the uplink last pushed back', async () => {
-    const clock = new VirtualClock();
-    const governor = new UploadGovernor(clock, 0, 16 * 1024);
-    const samples = async (count: number, delayMs: number) => {
-      for (let i = 0; i < count; i++) {
-        governor.delaySample('a', 1000 + delayMs);
-        await clock.advance(250);
-      }
-    };
-    const busy = new Source(clock, 0, 10_000_000);
-    governor.add(busy);
-    governor.pump();
-    await samples(3, 0); // the base
-    await samples(8, 0); // slow start: doubling per second
-    const pushedBackAt = governor.stats.paceBytesPerS;
-    expect(pushedBackAt).toBeGreaterThan(32 * 1024);
-    await samples(10, 400); // the uplink's queue fills: the pace falls, below the start pace
-    const fallenTo = governor.stats.paceBytesPerS;
-    expect(fallenTo).toBeLessThan(16 * 1024);
-    expect(governor.advertised.paceBytesPerS).toBe(fallenTo);
-    governor.remove(busy);
-    await clock.advance(6000); // idle
-    const again = new Source(clock, clock.now(), 10_000_000);
-    governor.add(again);
-    governor.pump();
-    // Not raised to the start pace (on a 125 kbit/s uplink that filled the router's queue at once,
-    // and the viewer's own requests waited behind it), but probing again: not advertised as measured.
-    expect(governor.stats.paceBytesPerS).toBe(fallenTo);
-    expect(governor.advertised.paceBytesPerS).toBe(PACE_UNMEASURED);
-    // The first sample after the pause does not count the idle seconds as time at the pace.
-    await samples(1, 0);
-    expect(governor.stats.paceBytesPerS).toBeLessThan(fallenTo * 1.3);
-    // Slow start ends at once where the uplink last pushed back (here, where the pace fell to);
-    // past it only probing, +15%/s while the pace holds uploads back.
-    await samples(12, 0);
-    expect(governor.stats.paceBytesPerS).toBeGreaterThan(fallenTo * 1.15 ** 2);
-    expect(governor.stats.paceBytesPerS).toBeLessThan(fallenTo * 1.15 ** 3.5);
-    governor.destroy();
-  });
-
   it('reads its queue from the median of its peers\' delays, which one lying peer cannot pull down', async () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 100_000);
@@ -262,7 +183,6 @@ describe('upload governor', () => {
       await clock.advance(200);
     }
     expect(governor.stats.queueDelayMs).toBe(500);
-    expect(governor.stats.paceBytesPerS).toBeLessThan(40_000);
     // What HTTP budgets read: the last reading, drained by the time since (no newer reading comes).
     const readAtMs = clock.now() - 200;
     expect(governor.queueDelayNowMs(readAtMs)).toBe(500);
@@ -287,15 +207,15 @@ describe('upload governor', () => {
     governor.delaySample('a', 1050);
     expect(asked()).toEqual(before); // within target: nothing to confirm
     await clock.advance(300);
-    governor.delaySample('a', 1400);
+    governor.delaySample('a', 1500);
     expect(governor.stats.queueDelayMs).toBe(0); // outvoted...
     expect(asked()).toEqual(before.map((count) => count + 1)); // ...so every peer is asked now
     await clock.advance(300);
-    governor.delaySample('a', 1600);
+    governor.delaySample('a', 1700);
     expect(asked()).toEqual(before.map((count) => count + 1)); // at most once a second
     // Their answers come back through the queue: the readings agree.
-    governor.delaySample('b', 1600);
-    expect(governor.stats.queueDelayMs).toBe(600);
+    governor.delaySample('b', 1700);
+    expect(governor.stats.queueDelayMs).toBe(700);
     governor.destroy();
   });
 
@@ -320,7 +240,7 @@ describe('upload governor', () => {
     // The pace settled near the link's rate, not at 64 KiB/s (between the caps at what the channels
     // and the receivers took x 1.1 it probes upward), and what waits in the channel is a fraction of a second.
     const meanPace = paces.reduce((sum, pace) => sum + pace, 0) / paces.length;
-    expect(meanPace).toBeLessThan(linkBytesPerS * 1.3);
+    expect(meanPace).toBeLessThan(linkBytesPerS * 1.4); // the gain cycle probes 25% above for a sixth of the time
     expect(Math.min(...paces)).toBeGreaterThan(linkBytesPerS * 0.3);
     expect((theirs.bufferedAmount / linkBytesPerS) * 1000).toBeLessThan(500);
     // And the pinger learnt what the uploader's link delivers, not the pace it probes with.
@@ -352,29 +272,29 @@ describe('upload governor', () => {
   });
 
   it('pings the peer it uploads to four times a second while it probes for its uplink\'s rate, once a second after the uplink pushed back (a second-old reading let the pace double past a small uplink)', async () => {
-    const pingsOver = async (linkBytesPerS: number) => {
+    const pingsOver = async (linkBytesPerS: number, probeMs: number) => {
       const clock = new VirtualClock();
       const governor = new UploadGovernor(clock, 0, 16 * 1024);
       const { downloader, uploader, pings } = uploadingTo(clock, governor, 2, linkBytesPerS);
       await clock.advance(100);
       askOneAfterAnother(downloader, clock);
-      await clock.advance(5000);
+      await clock.advance(probeMs);
       const probing = governor.advertised.paceBytesPerS === PACE_UNMEASURED;
       pings.count = 0;
-      await clock.advance(4000);
+      await clock.advance(1000);
       downloader.close();
       uploader.close();
       return { probing, pings: pings.count };
     };
-    // A fast uplink: still probing (the pace keeps doubling), four readings a second.
-    const fast = await pingsOver(10_000_000);
+    // A fast uplink in its first seconds: still probing (the pace keeps doubling), four readings a second.
+    const fast = await pingsOver(10_000_000, 500);
     expect(fast.probing).toBe(true);
-    expect(fast.pings).toBeGreaterThanOrEqual(14);
+    expect(fast.pings).toBeGreaterThanOrEqual(3);
     // An uplink slower than the start pace pushed back within the first seconds: a reading a second.
-    const slow = await pingsOver(10_000);
+    const slow = await pingsOver(10_000, 5000);
     expect(slow.probing).toBe(false);
-    expect(slow.pings).toBeGreaterThanOrEqual(3);
-    expect(slow.pings).toBeLessThanOrEqual(6);
+    expect(slow.pings).toBeGreaterThanOrEqual(1);
+    expect(slow.pings).toBeLessThanOrEqual(2);
   });
 
   it('does not advertise its start pace: until its uplink pushes back, requesters judge its rate by what they measured', async () => {

@@ -34,6 +34,11 @@ export interface LegSink {
 
 export type LegFailure = 'absent' | 'busy' | 'size' | 'gone' | 'void';
 
+/**
+ * After a cancel, a sender's trailing chunks are what its channel and its router's queue held: a
+ * second or two on a slow uplink (the governor keeps at most 128 KiB unsent, the router ~0.6 s).
+ */
+const CANCEL_QUIET_MS = 5000;
 /** A cancelled transfer shorter than this says little about the peer's rate (request latency dominates). */
 const MIN_RATE_SAMPLE_MS = 250;
 /**
@@ -58,8 +63,8 @@ function blendRate(bytesPerS: number, bytes: number, elapsedMs: number): number 
 export class PeerDownload {
   /** The leg the peer brings us now, and where its bytes go. */
   private current: { leg: PeerLeg; sink: LegSink } | undefined;
-  /** Sequences whose legs we cancelled: their trailing chunks are ignored, not violations. */
-  private readonly cancelled = new Set<number>();
+  /** Sequences whose legs we cancelled, and when: their trailing chunks are ignored, not violations. */
+  private readonly cancelled = new Map<number, number>();
   /** Download rate from this peer, bytes/s: an average over its legs. */
   throughputBytesPerS: number;
   /** The peer said busy, or failed us: do not ask it again before this time. */
@@ -83,9 +88,14 @@ export class PeerDownload {
     return this.failures > 0 && this.busyUntilMs > this.clock.now();
   }
 
-  /** A leg of the segment was cancelled here recently: chunks of it may still be on the way, and would be taken for a new leg's. */
+  /**
+   * A leg of the segment was cancelled here within CANCEL_QUIET_MS: chunks of it may still be on
+   * the way, and would be taken for a new leg's. After that the peer may be asked again (else a
+   * segment cancelled at its only holder, with no deadline to send it to the origin, waited for ever).
+   */
   cancelledRecently(sequence: number): boolean {
-    return this.cancelled.has(sequence);
+    const atMs = this.cancelled.get(sequence);
+    return atMs !== undefined && this.clock.now() - atMs < CANCEL_QUIET_MS;
   }
 
   /** Asks for `leg`; returns the request to send. */
@@ -175,7 +185,7 @@ export class PeerDownload {
       // Next to nothing arrived though the peer said nothing was queued ahead of us: silent or trickling.
       if ((remoteSays?.backlogBytes ?? 0) === 0 && (leg.received / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
     }
-    this.cancelled.add(leg.transfer.sequence);
+    this.cancelled.set(leg.transfer.sequence, this.clock.now());
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);
   }
 

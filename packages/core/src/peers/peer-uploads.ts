@@ -35,6 +35,8 @@ export interface UploadChannel {
   violation(reason: string): void;
   /** The governor sent data after a pause: the session's pings resume. */
   uploading(): void;
+  /** A burst of uploads to the peer started or ended: ping it now (see PeerSession.pingNow). */
+  pingNow(): void;
 }
 
 interface Upload {
@@ -56,6 +58,8 @@ export class PeerUploads implements UploadSource {
   private readonly queue: Upload[] = [];
   /** When data last went to this peer. */
   lastSentMs = -Infinity;
+  /** Payload bytes sent to this peer in all (the governor's delivery samples compare them with what it got). */
+  sentBytes = 0;
 
   constructor(
     private readonly channel: UploadChannel,
@@ -84,6 +88,10 @@ export class PeerUploads implements UploadSource {
 
   uploading(): void {
     this.channel.uploading();
+  }
+
+  burstEdge(): void {
+    this.channel.pingNow();
   }
 
   /** The peer asks for bytes [start, end) of the segment within `withinMs`; returns a violation, if it is one. */
@@ -153,6 +161,7 @@ export class PeerUploads implements UploadSource {
     upload.wireOffset += message.length;
     this.channel.sendBytes(message);
     this.lastSentMs = this.clock.now();
+    this.sentBytes += payload.length;
     this.hooks.onBytesUp(payload.length);
     upload.offset = end;
     if (end === upload.end) {

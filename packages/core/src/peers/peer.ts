@@ -26,6 +26,8 @@ const log = createLogger('shoal:core:peer');
 
 /** We count as uploading to a peer this long after its last byte: its pings keep the governor's cadence (UploadGovernor.pingIntervalMs). */
 const PING_AFTER_UPLOAD_MS = 3000;
+/** Burst-edge pings (pingNow) go at most this often to one peer: a delivery sample needs a span longer than timer noise (delivery-rate.ts). */
+const MIN_SAMPLE_PING_GAP_MS = 250;
 
 /** What a peer session needs from its pool. */
 export interface PeerSessionHooks extends UploadHooks {
@@ -54,6 +56,7 @@ export class PeerSession {
   private pingTimer: TimerId | undefined;
   /** The pending ping is the slow one (to a peer we do not upload to). */
   private pingTimerSlow = false;
+  private lastPingMs = -Infinity;
   private closed = false;
 
   constructor(
@@ -73,6 +76,7 @@ export class PeerSession {
         sendBytes: (bytes) => this.sendBytes(bytes),
         violation: (reason) => this.violation(reason),
         uploading: () => this.uploading(),
+        pingNow: () => this.pingNow(),
       },
       hooks, governor, clock,
     );
@@ -292,7 +296,8 @@ export class PeerSession {
     this.pingTimer = undefined;
     if (this.closed) return;
     const sentMs = wireMs(this.clock.now());
-    this.governor.pingSent(this.id, sentMs);
+    this.lastPingMs = this.clock.now();
+    this.governor.pingSent(this.id, sentMs, this.uploads.sentBytes);
     this.send({ type: 'ping', sentMs, ...this.ownUploadState() });
     const now = this.clock.now();
     if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
@@ -303,6 +308,17 @@ export class PeerSession {
   private uploadingHere(now: number): boolean {
     // Queued counts, ready or not: a relayed segment's upload waits for its next bytes between chunks.
     return this.uploads.backlogBytes > 0 || now - this.uploads.lastSentMs < PING_AFTER_UPLOAD_MS;
+  }
+
+  /**
+   * A burst of uploads to this peer started or ended: ping now, so that the span between two pings
+   * holds the burst and no idle time (its pong makes a delivery sample of the link, not of demand);
+   * at most every MIN_SAMPLE_PING_GAP_MS (a trickle of relayed bytes makes bursts of one chunk).
+   */
+  pingNow(): void {
+    if (!this.handshaken || this.closed || this.clock.now() - this.lastPingMs < MIN_SAMPLE_PING_GAP_MS) return;
+    if (this.pingTimer !== undefined) this.clock.clearTimeout(this.pingTimer);
+    this.ping();
   }
 
   /** Uploading began (to this peer, or over any after a pause): ping now unless a ping a second is under way. */

@@ -4,11 +4,17 @@
 // "fetching" is relayed one hop further so that peers beyond it hold back their own origin fetch.
 import { createLogger } from '../logger.js';
 import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
+import { nextIdleCut } from './seed-share.js';
 
 const log = createLogger('shoal:core:seeding');
 
-/** How long a relayed "fetching" may stand without a transfer of our own behind it. */
-const RELAY_TTL_MS = 3000;
+/**
+ * How long a relayed "fetching" may stand without a transfer of our own behind it: the first hop
+ * from a seed takes a few seconds while newcomers' players still yield (uploads paced to the link,
+ * not dumped into the channel at once: 2.7 s in a 200-viewer swarm on the virtual clock), and a
+ * second tier of seeds starting at 3 s fetched the first segment eight times over.
+ */
+const RELAY_TTL_MS = 4000;
 /** An elected fetch the origin failed is tried again this often, after this long (hls.js waits 1 s): the others wait for it. */
 const SEED_RETRIES = 2;
 const SEED_RETRY_MS = 1000;
@@ -115,6 +121,9 @@ export class LiveEdgeSeeding {
    * Value: when, or -1 once withdrawn.
    */
   private readonly relayed = new Map<number, number>();
+  /** How far an idle uplink pulls this viewer's seed share below the rates' (seed-share.ts). */
+  private idleCut = 0;
+  private lastShare: number | undefined;
 
   constructor(
     private readonly segmentKeyPrefix: string,
@@ -126,12 +135,20 @@ export class LiveEdgeSeeding {
 
   /**
    * For each new segment, elect origin fetchers among the peers we know (ourselves included); and,
-   * whatever the election, fetch it at once when our rendezvous score falls in the swarm's deficit
-   * share (`share` of the hash space: seed-share.ts), as about that share of every viewer does.
+   * whatever the election, fetch it at once when our rendezvous score falls in our seed share of
+   * the hash space: the rates' share (`guess`, seed-share.ts) less what our idle uplink cut from it
+   * (`idleShare`: the share of the uplink's time since the last election that nobody asked), and
+   * never below `floor` (the share the hops to the deadline need).
    */
-  elect(fresh: readonly number[], selfId: string | undefined, neighbourIds: readonly string[], swarmSize: number | undefined, nowMs: number, share = 0): void {
+  elect(
+    fresh: readonly number[], selfId: string | undefined, neighbourIds: readonly string[], swarmSize: number | undefined, nowMs: number,
+    { guess, floor, idleShare }: { guess: number; floor: number; idleShare?: number } = { guess: 0, floor: 0 },
+  ): void {
     const { upload, p2pDownload, seedersPerSegment, seedStaggerMs } = this.settings;
     if (selfId === undefined || !upload || !p2pDownload || neighbourIds.length === 0) return;
+    if (idleShare !== undefined) this.idleCut = nextIdleCut(this.idleCut, idleShare, guess);
+    const share = Math.max(guess - this.idleCut, floor);
+    this.lastShare = share;
     const known = [selfId, ...neighbourIds];
     for (const sequence of fresh) {
       const key = `${this.segmentKeyPrefix}#${sequence}`;
@@ -148,6 +165,11 @@ export class LiveEdgeSeeding {
       this.seedAt.set(sequence, nowMs + delayMs);
       log(`#${sequence}: elected to fetch it from the origin in ${Math.round(delayMs)} ms (${known.length} peers known)`, this.segmentKeyPrefix);
     }
+  }
+
+  /** The share of new segments this viewer fetched at publication at the last election. */
+  get share(): number | undefined {
+    return this.lastShare;
   }
 
   /** When this peer is to fetch the segment from the origin, if it was elected and has not started. */

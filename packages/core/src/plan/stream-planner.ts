@@ -180,8 +180,8 @@ export function downloadsLeftBytes(stream: Stream): number[] {
 export function seedShareFor(
   stream: Stream, ref: SegmentRef, now: number,
   context: Pick<PlanContext, 'playback' | 'playbackAtMs' | 'windows' | 'httpThroughputBytesPerS'> & { ownUploadBytesPerS: number | undefined },
-): number {
-  if (!context.playback) return 0;
+): { guess: number; floor: number } {
+  if (!context.playback) return { guess: 0, floor: 0 };
   const neighbourhood: NeighbourRate[] = context.ownUploadBytesPerS === undefined ? [] : [{ uploadBytesPerS: context.ownUploadBytesPerS }];
   for (const peer of stream.pool.peers.values()) {
     if (!peer.handshaken) continue;

@@ -116,10 +116,15 @@ export class Transfers implements LegSink {
     return this.bySequence;
   }
 
-  /** Some transfer brings bytes from the origin (its acknowledgements need the uplink) or from a peer now. */
+  /** Some transfer brings bytes from the origin or from a peer now. */
   anyLegFrom(kind: 'origin' | 'peer'): boolean {
     for (const transfer of this.bySequence.values()) if (transfer.someLeg((leg) => leg.source.kind === kind)) return true;
     return false;
+  }
+
+  /** The player waits on a transfer that brings bytes from the origin now (its acknowledgements need the uplink). */
+  playerWaitsOnOrigin(): boolean {
+    return [...this.bySequence.values()].some((transfer) => this.waiters.has(transfer.sequence) && transfer.someLeg((leg) => leg.source.kind === 'origin'));
   }
 
   /** Bytes each running leg is still to receive, what they will take of the downlink; `sizeBytes` estimates a segment whose size is not known. */
@@ -140,7 +145,6 @@ export class Transfers implements LegSink {
   forget(inPlaylist: (sequence: number) => boolean): void {
     this.waste.forget(inPlaylist);
   }
-
 
   // ---- starting and moving legs ----
 
