@@ -92,10 +92,11 @@ function expectUplinkClasses(report: SwarmReport): void {
     for (const kind of UPLINK_CLASSES) expect(span.bytes[kind], `${detail}: ${kind}`).toBeGreaterThanOrEqual(0);
     expect(UPLINK_CLASSES.reduce((sum, kind) => sum + span.bytes[kind], 0), detail).toBe(span.totalBytes);
     // The kernel's IP bytes out of the namespace, plus an Ethernet header a packet, are what crossed
-    // the link (counted on the hub's side, after shaping): within 2% (the two are read moments apart).
+    // the link (counted on the hub's side, after shaping): within 3%. The link is read before the
+    // pages' snapshots, the namespace after them: 0.1–1% apart in these runs, up to 2% behind NATs.
     const packets = Object.values(span.packets).reduce((sum, count) => sum + count, 0);
     const linkBytes = report.network!.viewers.find((link) => link.id === viewer.id)!.up.bytes;
-    expect(Math.abs(span.totalBytes + 14 * packets - linkBytes), `${detail}: link ${linkBytes} B`).toBeLessThanOrEqual(0.02 * linkBytes);
+    expect(Math.abs(span.totalBytes + 14 * packets - linkBytes), `${detail}: link ${linkBytes} B`).toBeLessThanOrEqual(0.03 * linkBytes);
     expect(span.bytes.control, detail).toBeGreaterThan(0);
     expect(span.bytes.origin, detail).toBeGreaterThan(0);
   }
