@@ -1,6 +1,7 @@
 // The three ways a swarm viewer fetches segments. Each engine returns the hls.js class to build,
 // the config to add to the shared hls.js settings, and counters the runner reads:
-// { httpBytes, p2pBytes, uploadedBytes, peers } — bytes of media segments only.
+// { httpBytes, p2pBytes, uploadedBytes, peers } — bytes of media segments only (Shoal adds its
+// control bytes sent and its upload pace).
 import Hls from 'hls.js';
 
 /** hls.js alone (the baseline): every segment over HTTP, counted by hls.js's own loader. */
@@ -168,6 +169,9 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
         httpBytes: (stats?.httpBytes ?? 0) + fallbackHttpBytes,
         p2pBytes: stats?.p2pBytes ?? 0,
         uploadedBytes: stats?.uploadBytes ?? 0,
+        controlBytes: stats?.controlBytes ?? 0,
+        // The upload governor's pace now (getStats has no field for the rate its pings advertise, which the same controller sets).
+        uploadPaceBytesPerS: stats?.upload.paceBytesPerS ?? null,
         peers: stats?.peers ?? 0,
         storeBytes: stats?.storeBytes ?? null,
         bans: bans.slice(),

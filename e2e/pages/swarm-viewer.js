@@ -8,6 +8,7 @@
 // them and, for Shoal, its engine log, drained by each snapshot as `traceLines`).
 import { peerConnectionCounts, peerConnectionsByRemote } from './peer-connections.js';
 import { createEngine, fragmentBytes } from './swarm-engines.js';
+import { timerLagSnapshot } from './timer-lag.js';
 
 const params = new URLSearchParams(location.search);
 const numberParam = (name, fallback) => (params.has(name) ? Number(params.get(name)) : fallback);
@@ -154,6 +155,7 @@ window.swarmViewer = {
       verification: { ...verification, mismatchedSegments: verification.mismatchedSegments.slice(-20) },
       // Chromium's (coarse) JS heap figure, for the soak's memory curve.
       heapBytes: performance.memory?.usedJSHeapSize ?? null,
+      timerLag: timerLagSnapshot(),
       segments: Object.fromEntries([...state.fragments].map(([key, fragment]) => [key, fragment.bytes])),
       ...(traceLines ? { traceLines: traceLines.splice(0) } : {}),
     };

@@ -16,6 +16,8 @@ import type { RunRecord } from './report.js';
 import { joinOffsetsMs, p2pOffViewers, type Scenario } from './scenarios.js';
 import { hubHost, iceServersOf, LoopbackPages, readTrackerStats, ViewerSlots, type Stage } from './stage.js';
 import { StartWatch } from './start-watch.js';
+import { destinationOf } from './uplink-counters.js';
+import { UplinkLedger } from './uplink-ledger.js';
 import type { SwarmOptions } from './swarm-options.js';
 import { browserOfViewer, type BrowserName } from './viewer-browsers.js';
 import { openViewer, type ViewerSession } from './viewer-session.js';
@@ -66,6 +68,10 @@ class EngineRun {
   private readonly memory: MemoryPoint[] = [];
   private readonly timeline: TimelinePoint[] = [];
   private readonly loadAverage = { before: 0, peak: 0 };
+  /** Shaped runs: each viewer's uplink by class. */
+  private uplinks: UplinkLedger | null = null;
+  /** Every viewer of the schedule has joined: the period after the joins runs. */
+  private joinsDone = false;
 
   constructor(
     private readonly stage: Stage,
@@ -92,6 +98,10 @@ class EngineRun {
     this.streamUrl = options.streamUrl ?? `${this.origin!.url}/${scenario.stream}/master.m3u8`;
     this.integrityUrl = this.origin && options.integrity !== false ? `${this.origin.url}/${scenario.stream}/segments-sha256.json` : null;
     this.trackerUrl = options.trackerUrl ?? this.tracker!.url;
+    if (this.slots) {
+      this.uplinks = new UplinkLedger({ origin: destinationOf(this.streamUrl), tracker: this.trackerUrl ? destinationOf(this.trackerUrl) : null });
+      this.slots.countUplinks(this.uplinks);
+    }
     this.startedAtMs = Date.now();
     // A browser takes a second or more to start on a busy machine (a Firefox several): those of the
     // viewers' own start before the clock, so that the joins keep the scenario's schedule.
@@ -118,6 +128,7 @@ class EngineRun {
     while (Date.now() < endAtMs && !options.signal?.aborted) {
       const now = Date.now();
       while (joins.length > 0 && joins[0]!.atMs <= now) await this.join(joins.shift()!.index);
+      this.joinsDone = joins.length === 0;
       if (now >= nextChurnMs && endAtMs - now > churnEveryMs / 2) {
         await this.churn();
         nextChurnMs += churnEveryMs;
@@ -175,6 +186,8 @@ class EngineRun {
       faults,
       memory: this.memory,
       network: slots?.record() ?? null,
+      uplinkClasses: this.uplinks?.record() ?? null,
+      uplinkClassesFailure: this.uplinks?.failure ?? null,
     };
   }
 
@@ -296,6 +309,8 @@ class EngineRun {
     this.slots?.sample((index) => viewers.find((viewer) => viewer.index === index)?.leftAtMs != null);
     const { delivered, originBytes } = await this.sampleAll();
     const tS = Math.round((Date.now() - this.startedAtMs) / 100) / 10;
+    const present = viewers.filter((viewer) => viewer.leftAtMs === null).map((viewer) => ({ index: viewer.index, snapshot: viewer.last }));
+    await this.uplinks?.read(present, tS, this.joinsDone);
     for (const viewer of viewers) {
       if (viewer.leftAtMs !== null || !viewer.last) continue;
       this.memory.push({ tS, id: viewer.id, heapBytes: viewer.last.heapBytes ?? null, storeBytes: viewer.last.storeBytes ?? null });

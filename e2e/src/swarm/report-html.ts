@@ -3,6 +3,7 @@
 import type { DirectionReport, NetworkReport } from './link-report.js';
 import type { PeerReport, RunReport, SwarmReport } from './report-schema.js';
 import { uplinkAccountHtml } from './uplink-account-html.js';
+import { uplinkClassesHtml } from './uplink-classes-view.js';
 
 const engineColors: Record<string, string> = { shoal: '#1f77b4', 'p2p-media-loader': '#9467bd', 'p2p-media-loader-peertube': '#e377c2', http: '#7f7f7f' };
 const colorOf = (engine: string) => engineColors[engine] ?? '#2ca02c';
@@ -198,7 +199,7 @@ export function renderReportHtml(report: SwarmReport): string {
     .map(
       (run) => `<section><h3 style="color:${colorOf(run.engine)}">${escapeHtml(run.engine)}</h3>
 <figure><figcaption>bytes per viewer by source</figcaption>${bytesChart(run, maxBytes)}</figure>
-<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure>${run.network ? networkTable(run.network) : ''}${run.uplinkAccount && run.engine !== 'http' ? uplinkAccountHtml(run.uplinkAccount) : ''}</section>`,
+<figure><figcaption>stalls on a timeline (grey: watching, black tick: first frame, red: stall) — ${run.stalls.count} stalls, ${run.stalls.seconds.toFixed(1)} s</figcaption>${stallTimeline(run, maxT)}</figure>${run.network ? networkTable(run.network) : ''}${run.uplinkAccount && run.engine !== 'http' ? uplinkAccountHtml(run.uplinkAccount) : ''}${run.uplinkClasses ? uplinkClassesHtml(run.uplinkClasses) : ''}</section>`,
     )
     .join('\n');
   // Each chart is drawn at its own width (its viewBox's), shrinking only in a narrower window: the

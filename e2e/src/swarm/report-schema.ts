@@ -6,6 +6,7 @@ import type { NetworkReport } from './link-report.js';
 import type { MemoryReport } from './memory-report.js';
 import type { FaultReport } from './report-faults.js';
 import type { UplinkAccount } from './uplink-account.js';
+import type { UplinkClassesReport } from './uplink-classes.js';
 import type { BrowserName } from './viewer-browsers.js';
 import type { ConnectionCounts, EngineName, SegmentVerification } from './viewer-snapshot.js';
 
@@ -114,6 +115,28 @@ export interface RunReport {
   memory: MemoryReport | null;
   /** Where the uploaders' links went after the joins (uplink-account.ts); null where the engines do not count it. */
   uplinkAccount: UplinkAccount | null;
+  /**
+   * Shaped runs: what each viewer's uplink carried, by class, counted in its own network namespace
+   * (iptables counters in its OUTPUT chain, IP packet bytes, before its router's NAT and its tbf),
+   * over its run (its join to its last reading) and after the joins (from `fromS`); null unshaped,
+   * or where the counters could not be installed (a note says why). Per viewer and summed:
+   * - bytes.payload: segment bytes sent to peers (the engine's uploadBytes);
+   * - bytes.control: its peer protocol's other messages (Shoal's controlBytes; 0 for hls.js
+   *   alone; 0 and counted in overhead for engines that do not say: `controlCounted` false);
+   * - bytes.overhead: the rest of its UDP: IP/UDP/DTLS/SCTP headers, SCTP acknowledgements of the
+   *   data it received, ICE/STUN/TURN, DTLS handshakes, data messages' 13-byte headers (negative
+   *   over a span only if the engine counted bytes still in its channels' buffers at the end);
+   * - bytes.origin: TCP to the origin (HTTP requests, acknowledgements of its downloads);
+   * - bytes.tracker: TCP to the tracker (WebSocket); bytes.other: the rest (pages server, multicast);
+   * - totalBytes: the kernel's total, the classes' sum; packets by the kernel's four classes;
+   *   kbitPerS: bytes × 8 / seconds / 1000 (for groups: bytes over viewer-seconds, per viewer).
+   * `rates`: the governor's mean pace after the joins (getStats upload.paceBytesPerS, sampled
+   * at each reading) against the payload, all UDP, and everything its link carried, bytes/s.
+   * `sendingPayload` / `sendingNone`: viewers that sent payload after the joins, and the others.
+   * `timerLag`: how late a 100 ms timer in each page fired (whole ms; e2e/pages/timer-lag.js),
+   * per viewer and pooled, over the run and after the joins.
+   */
+  uplinkClasses: UplinkClassesReport | null;
   notes: string[];
   perPeer: PeerReport[];
 }

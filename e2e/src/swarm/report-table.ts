@@ -3,6 +3,7 @@ import { renderBrowserLines } from './browser-report.js';
 import { renderNetworkLines } from './link-report.js';
 import type { RunReport, SwarmReport } from './report-schema.js';
 import { renderFaultLines } from './report-faults.js';
+import { describeUplinkClasses } from './uplink-classes-view.js';
 
 const percent = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
 const percent1 = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(1)}%`);
@@ -52,6 +53,7 @@ export function renderReportTable(report: SwarmReport): string {
   else lines.push('no HTTP-only baseline in this run: QoE figures have nothing to compare with');
   for (const run of report.runs) for (const note of run.notes) lines.push(`note (${run.engine}): ${note}`);
   for (const run of report.runs) if (run.network) lines.push(`${run.engine}: ${renderNetworkLines(run.network).join('\n')}`);
+  for (const run of report.runs) if (run.uplinkClasses) lines.push(...describeUplinkClasses(run.engine, run.uplinkClasses));
   for (const run of report.runs) {
     const nonUploading = run.perPeer.filter((peer) => peer.nonUploading);
     if (nonUploading.length === 0 || run.engine === 'http') continue;

@@ -28,6 +28,7 @@ import type { BrowserName } from './viewer-browsers.js';
 import type { ConnectionCounts, EngineName, ViewerSnapshot } from './viewer-snapshot.js';
 import { REPORT_SCHEMA_VERSION, type PeerReport, type RunReport, type SwarmReport, type ThresholdResult } from './report-schema.js';
 import type { UplinkAccount } from './uplink-account.js';
+import { summarizeUplinkClasses, type UplinkClassesRecord, type UplinkClassesReport } from './uplink-classes.js';
 
 export interface OriginCount {
   segmentBytes: number;
@@ -70,6 +71,10 @@ export interface RunRecord {
   integrity?: boolean | null;
   /** Where the uploaders' links went after the joins, where the engines count it. */
   uplinkAccount?: UplinkAccount | null;
+  /** Shaped runs: each viewer's uplink by class, the kernel's counts with its engine's (null: unshaped). */
+  uplinkClasses?: UplinkClassesRecord | null;
+  /** Why the uplink's classes were not counted (null: they were, or the run was unshaped). */
+  uplinkClassesFailure?: string | null;
   /** What the --fault phases did (null: none ran). */
   faults?: FaultRecord | null;
   /** Every viewer's heap and store size at every sample. */
@@ -84,6 +89,18 @@ export function uplinkPresences(record: RunRecord): UplinkPresence[] {
     uplinkBitsPerS: viewer.p2p && record.engine !== 'http' && !viewer.nonUploading ? viewer.uplinkBitsPerS ?? Infinity : 0,
     presentS: (viewer.endedAtMs - viewer.joinedAtMs) / 1000,
   }));
+}
+
+/** The uplink's classes of a shaped run, with each viewer's join and uplink cap. */
+function uplinkClassesOf(record: RunRecord): UplinkClassesReport | null {
+  if (!record.uplinkClasses) return null;
+  const viewers = new Map(
+    record.viewers.map((viewer) => [
+      viewer.id,
+      { joinedS: (viewer.joinedAtMs - record.startedAtMs) / 1000, capBitsPerS: Number.isFinite(viewer.uplinkBitsPerS ?? Infinity) ? viewer.uplinkBitsPerS! : null },
+    ]),
+  );
+  return summarizeUplinkClasses(record.uplinkClasses, viewers);
 }
 
 /** One viewer's line of the report, times in seconds from the run's start. */
@@ -196,6 +213,7 @@ export function summarizeRun(record: RunRecord): RunReport {
   const workerFlags = record.viewers.map((viewer) => viewer.final?.workerEnabled).filter((flag) => typeof flag === 'boolean');
   const hlsWorker = workerFlags.length > 0 ? workerFlags.every(Boolean) : null;
   notes.push(...setupNotes(record));
+  if (record.uplinkClassesFailure) notes.push(`${record.uplinkClassesFailure}.`);
   const verification = sumVerification(record.viewers.map((viewer) => viewer.final));
   if (verification && verification.mismatched > 0) {
     notes.push(`${verification.mismatched} segment(s) handed to the player did NOT match the origin's SHA-256 manifest: ${verification.mismatchedSegments.join(', ')}.`);
@@ -244,6 +262,7 @@ export function summarizeRun(record: RunRecord): RunReport {
     faults: record.faults ? summarizeFaults(record.faults, record.viewers.map((viewer, index) => ({ id: viewer.id, final: viewer.final, stallTimeline: perPeer[index]!.stallTimeline }))) : null,
     memory: summarizeMemory(record.memory ?? []),
     uplinkAccount: record.uplinkAccount ?? null,
+    uplinkClasses: uplinkClassesOf(record),
     notes,
     perPeer,
   };

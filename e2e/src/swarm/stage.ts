@@ -15,6 +15,7 @@ import { viewerLink, type NetworkProfile } from '../network-profiles.js';
 import { defaultMediaDir, sampleMediaSpec } from '../sample-media.js';
 import { startTurnServer, type RTCIceServerLike, type TurnServer } from '../turn-server.js';
 import type { NetworkRecord, ViewerLinkRecord } from './link-report.js';
+import type { UplinkLedger } from './uplink-ledger.js';
 import { chromiumViewerBrowser, firefoxViewerBrowser, type BrowserName, type ViewerBrowser, type ViewerPage } from './viewer-browsers.js';
 import { DOWNLINK_QUEUE_MS, LATENCY_MODEL, ViewerNetworks, type NatKind, type ViewerNamespace } from './viewer-networks.js';
 
@@ -128,6 +129,8 @@ export class ViewerSlots {
   private readonly slots = new Map<number, ViewerSlot>();
   /** Epoch ms the run's clock started at: link samples are in seconds since then. */
   private startedAtMs = Date.now();
+  /** Counts the viewers' uplinks by class (countUplinks), from their namespaces' making on. */
+  private ledger: UplinkLedger | null = null;
 
   constructor(
     private readonly stage: ShapedStage,
@@ -147,6 +150,7 @@ export class ViewerSlots {
     const { networks, profile, bitrateBitsPerS, nat } = this.stage;
     const link = viewerLink(profile, index, bitrateBitsPerS);
     const namespace = await networks.add(link, nat ? natKinds[nat] : 'none');
+    if (index < 1000) await this.ledger?.add(index, namespace.name);
     const browser = await this.launch(namespace, index);
     const counted = networks.counters()[namespace.index];
     const tS = Math.max(0, (Date.now() - this.startedAtMs) / 1000);
@@ -165,6 +169,11 @@ export class ViewerSlots {
       return chromiumViewerBrowser(await networks.launchBrowser(namespace, { args }), { ownBrowser: true });
     }
     return firefoxViewerBrowser(await networks.launchFirefox(namespace, { 'dom.securecontext.allowlist': new URL(this.pagesUrl).hostname }));
+  }
+
+  /** The namespaces made from now on count their uplinks by class into `ledger`. */
+  countUplinks(ledger: UplinkLedger): void {
+    this.ledger = ledger;
   }
 
   /** Makes the slots of viewers 0 to count - 1, one after another (their joins then keep the schedule). */

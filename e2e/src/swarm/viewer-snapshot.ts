@@ -1,5 +1,6 @@
 // What a swarm viewer page reports (e2e/pages/swarm-viewer.js, `window.swarmViewer.snapshot()`).
-// A leaf module: the runner, metrics and report all read these shapes.
+// A leaf module (but for a shape of timer-lag.ts, itself a leaf): the runner, metrics and report all read these shapes.
+import type { TimerLagSnapshot } from './timer-lag.js';
 
 /** p2p-media-loader-peertube: p2p-media-loader with PeerTube's live settings (highDemandTimeWindow 4). */
 export type EngineName = 'http' | 'shoal' | 'p2p-media-loader' | 'p2p-media-loader-peertube';
@@ -30,6 +31,12 @@ export interface ViewerSnapshot {
   p2pBytes: number;
   /** Media segment bytes sent to peers. */
   uploadedBytes: number;
+  /** Shoal only: bytes of its peer messages other than data sent (getStats controlBytes). */
+  controlBytes?: number;
+  /** Shoal only: its upload governor's pace now, bytes/s (getStats upload.paceBytesPerS). */
+  uploadPaceBytesPerS?: number | null;
+  /** How late the page's timers fired (e2e/pages/timer-lag.js). */
+  timerLag?: TimerLagSnapshot;
   peers: number;
   /** Segment bytes handed to hls.js (FRAG_LOADED), whatever their source. */
   deliveredBytes: number;

@@ -39,6 +39,8 @@ export interface StreamStats {
   originBytes: Record<OriginKind, number>;
   p2pBytes: number;
   uploadBytes: number;
+  /** Bytes of the peer protocol's messages other than data (pings, pongs, availability, requests, busy...) sent to peers. */
+  controlBytes: number;
   peers: number;
   /** Segments fetched from the origin (including live-edge seeding), and the segments P2P delivered in full. */
   httpSegments: number;
@@ -54,7 +56,10 @@ export interface EngineStats {
   /** httpBytes by what the requests were for (every stream's). */
   originBytes: Record<OriginKind, number>;
   p2pBytes: number;
+  /** Segment payload bytes sent to peers (data messages' 13-byte headers not included). */
   uploadBytes: number;
+  /** Bytes of the peer protocol's messages other than data sent to peers: its control traffic. */
+  controlBytes: number;
   /** Distinct remote peers connected, over all renditions (a peer in two rendition swarms counts once). */
   peers: number;
   bannedPeers: number;

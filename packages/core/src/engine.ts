@@ -192,7 +192,7 @@ export class ShoalEngine {
   }
 
   getStats(): EngineStats {
-    const totals = { httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0 };
+    const totals = { httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, controlBytes: 0 };
     const streams: Record<string, StreamStats> = {};
     const peers = new Set<string>();
     for (const stream of this.streams.values()) {
@@ -201,6 +201,7 @@ export class ShoalEngine {
       for (const kind of ORIGIN_KINDS) totals.originBytes[kind] += stream.stats.originBytes[kind];
       totals.p2pBytes += stream.stats.p2pBytes;
       totals.uploadBytes += stream.stats.uploadBytes;
+      totals.controlBytes += stream.stats.controlBytes;
       for (const peerId of stream.pool.peers.keys()) peers.add(peerId);
     }
     const { state: p2p, reason: p2pReason } = this.p2p.status;

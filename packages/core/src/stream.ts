@@ -52,7 +52,7 @@ export class Stream {
   private bitrateLearnt = false;
   /** What this stream counted (its peer count is the pool's, read by getStats). */
   readonly stats: Omit<StreamStats, 'peers'> = {
-    httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, httpSegments: 0, p2pSegments: 0,
+    httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, controlBytes: 0, httpSegments: 0, p2pSegments: 0,
   };
   readonly waiters = new PendingLoads();
   readonly pool: PeerPool;

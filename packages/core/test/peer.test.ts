@@ -71,6 +71,35 @@ describe('peer session', () => {
     uploader.close();
   });
 
+  it('counts the bytes of every message but data as control bytes, and data as payload only', async () => {
+    const clock = new VirtualClock();
+    const [mine, theirs] = linkTransports(clock, peerId(1), peerId(2), { bytesPerS: 100_000, latencyMs: 10 });
+    const governor = () => new UploadGovernor(clock, 0, UNPACED.initialUploadPaceBytesPerS);
+    const sent: Uint8Array[] = [];
+    const send = theirs.send.bind(theirs);
+    theirs.send = (bytes) => (sent.push(bytes.slice()), send(bytes));
+    const counted = { control: 0, payload: 0 };
+    const uploaderHooks = { ...hooks(new Uint8Array(60_000)), onBytesUp: (bytes: number) => (counted.payload += bytes), onControlBytesUp: (bytes: number) => (counted.control += bytes) };
+    const downloader = new PeerSession(mine, clock, hooks(undefined), governor(), 500_000);
+    const uploader = new PeerSession(theirs, clock, uploaderHooks, governor(), 500_000);
+    downloader.start(false, 0, []);
+    uploader.start(true, 7, [1]);
+    await clock.advance(100);
+    const asked = askFor(downloader, clock, 7);
+    await clock.advance(2000);
+    expect(asked.finished).toBe(true);
+    const typeOf = (bytes: Uint8Array) => {
+      const result = decode(bytes);
+      return result.ok ? result.message.type : 'undecodable';
+    };
+    expect(sent.map(typeOf)).toEqual(expect.arrayContaining(['handshake', 'availability', 'ping', 'data', 'done']));
+    expect(counted.control).toBe(sent.filter((bytes) => typeOf(bytes) !== 'data').reduce((sum, bytes) => sum + bytes.length, 0));
+    expect(counted.control).toBeGreaterThan(0);
+    expect(counted.payload).toBe(60_000);
+    downloader.close();
+    uploader.close();
+  });
+
   it('brings a range in the middle of the segment and ends it with done', async () => {
     const segment = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7) % 253);
     const { clock, downloader, uploader, events } = await pair(segment);

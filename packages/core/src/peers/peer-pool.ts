@@ -188,6 +188,7 @@ export class PeerPool {
         stats.uploadBytes += bytes;
         emit('bytes-up', { streamKey, bytes });
       },
+      onControlBytesUp: (bytes) => (stats.controlBytes += bytes),
       onViolation: (peer, reason) => this.ban(peer, reason),
       onClose: (peer, reason) => {
         if (this.peers.get(peer.id) !== peer) return;

@@ -11,6 +11,7 @@ import {
   dataPayloadLimit,
   decode,
   encode,
+  MessageType,
   measuredPace,
   wireMs,
   wireMsDiff,
@@ -38,6 +39,8 @@ export interface PeerSessionHooks extends UploadHooks {
   /** The peer broke the protocol; the session is closed. The pool bans it. */
   onViolation(peer: PeerSession, reason: string): void;
   onClose(peer: PeerSession, reason: string | undefined): void;
+  /** Bytes of a message other than data went out (control traffic: the uplink account's). */
+  onControlBytesUp?(bytes: number): void;
 }
 
 export class PeerSession {
@@ -199,6 +202,7 @@ export class PeerSession {
     if (this.closed) return;
     try {
       this.transport.send(bytes);
+      if (bytes[0] !== MessageType.data) this.hooks.onControlBytesUp?.(bytes.length);
     } catch (error) {
       // A channel that fails to send is gone; closing is the whole recovery.
       this.close(`send failed: ${String(error)}`);
