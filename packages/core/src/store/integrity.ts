@@ -7,9 +7,12 @@
 // for that URL it already had (a Range resume after peer bytes carries Repr-Digest, which covers the
 // whole file, not the range), else from a HEAD of the segment's URL, asked only once the origin has
 // shown it sends digests at all (so origins without them, and the simulator, see no extra
-// requests). A HEAD is the cheapest request that carries the header: no body, one round trip, on the
-// order of 300-400 header bytes per segment from peers (e2e origin: 340), against segments of
-// 100 KB and more; it is bounded in time, and its result kept per URL. An object store's MD5 ETag
+// requests). A HEAD is the cheapest request that carries the header: no body, one round trip.
+// Measured on the e2e origin: its HEAD answer is 344 header bytes, 413 with a Repr-Digest line,
+// plus the browser's request (a few hundred bytes up, not measured), against the sample's 2 s
+// segments of 83 KB (180p) and 184 KB (360p): under 1% of a segment's bytes, and one request per segment from peers. It is bounded in time and its
+// result kept per URL. A cross-origin page reads the header only if the origin lists it in
+// Access-Control-Expose-Headers. An object store's MD5 ETag
 // is not used: Web Crypto has no MD5, and a multipart upload's ETag is no digest of the bytes.
 import { ShoalError } from '../errors.js';
 import { toHex } from '../identity.js';
