@@ -18,7 +18,7 @@ const reprDigest = (bytes: Uint8Array) => `sha-512=:AAAA:, sha-256=:${createHash
  * The player loads segment 0 (over HTTP: no peer yet), then a peer that has segment 4 joins and
  * serves it, its bytes corrupted or not; the player then asks for segment 4.
  */
-async function deliver(options: EngineOptionsInput, corrupt: boolean, digests: boolean) {
+async function deliver(options: EngineOptionsInput, corrupt: boolean, digests: boolean, sendBytes = Infinity) {
   const clock = new VirtualClock();
   const origin = new FakeOrigin(clock);
   const signaling = new ManualSignaling(peerId(1));
@@ -46,10 +46,12 @@ async function deliver(options: EngineOptionsInput, corrupt: boolean, digests: b
       const sequence = message.message.sequence;
       const bytes = origin.files.get(refs[sequence]!.url)!.slice();
       if (corrupt) bytes[1000] = bytes[1000]! ^ 0xff;
-      for (let offset = 0; offset < bytes.length; offset += 16_384) {
-        theirs.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, offset + 16_384) }));
+      const end = Math.min(bytes.length, sendBytes);
+      for (let offset = 0; offset < end; offset += 16_384) {
+        theirs.send(encode({ type: 'data', sequence, offset, totalBytes: bytes.length, payload: bytes.subarray(offset, Math.min(end, offset + 16_384)) }));
       }
-      theirs.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
+      // A peer that stops half-way goes silent: the rest must come with a Range request.
+      if (end === bytes.length) theirs.send(encode({ type: 'done', sequence, totalBytes: bytes.length }));
     },
     close: () => {},
     drain: () => {},
@@ -61,8 +63,9 @@ async function deliver(options: EngineOptionsInput, corrupt: boolean, digests: b
   const load = engine.loadSegment(refs[4]!);
   await clock.advance(7000);
   const result = await load.result;
+  const ranges = origin.requests.filter((request) => request.url === refs[4]!.url && request.range).map((request) => request.range);
   const heads = origin.requests.filter((request) => request.head).map((request) => request.url);
-  return { result, banned, peerRequests, heads, refs, origin, stats: engine.getStats(), p2pEvents };
+  return { result, banned, peerRequests, heads, ranges, refs, origin, stats: engine.getStats(), p2pEvents };
 }
 
 describe('the origin’s Repr-Digest', () => {
@@ -82,6 +85,14 @@ describe('the origin’s Repr-Digest', () => {
     expect(stats.p2pVerification).toBe('digest');
     // The p2p event says so once the origin's first response showed a digest.
     expect(p2pEvents).toEqual(['on digest']);
+  });
+
+  it('checks a copy finished by a Range request after a peer’s part with the Range response’s Repr-Digest: a wrong part is caught, no HEAD needed', async () => {
+    const { result, banned, heads, ranges, origin, refs } = await deliver({}, true, true, 98_304);
+    expect(ranges.length).toBeGreaterThan(0); // the rest came as a Range request
+    expect(Buffer.from(result.bytes).equals(Buffer.from(origin.files.get(refs[4]!.url)!))).toBe(true);
+    expect(banned).toEqual(['segment 4 failed verification']);
+    expect(heads).toEqual([]);
   });
 
   it('asks no HEAD of an origin that sends no digest, and says peers’ bytes are unverified', async () => {
