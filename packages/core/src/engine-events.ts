@@ -1,5 +1,6 @@
 // What the engine tells its integrator: the typed event map with its emitter, and the stats shapes.
 import type { EffectiveLatencyMode } from './plan/scheduler.js';
+import type { Verification } from './store/integrity.js';
 import type { LoadTiming } from './transfers/pending-loads.js';
 import type { SegmentRef, SegmentSource } from './types.js';
 import type { UploadGovernorStats } from './upload/upload-governor.js';
@@ -17,7 +18,7 @@ export interface EngineEventMap {
   'tracker-error': { streamKey: string; error: Error };
   'tracker-warning': { streamKey: string; message: string };
   /** P2P's state changed (and once after start when it is not on): `unavailable` says why, playback goes on over HTTP. */
-  p2p: { state: P2pState; reason: string };
+  p2p: { state: P2pState; reason: string; verification: Verification };
   /** Something the integrator may want to know that is not an error of a single load. */
   warning: { message: string };
 }
@@ -52,6 +53,8 @@ export interface EngineStats {
   p2p: P2pState;
   /** Why P2P is off or unavailable, in words; empty when on. */
   p2pReason: string;
+  /** What checks bytes from peers: `validator`, `manifest`, `digest` (the origin's Repr-Digest), or `none` (unverified). */
+  p2pVerification: Verification;
   httpBytes: number;
   /** httpBytes by what the requests were for (every stream's). */
   originBytes: Record<OriginKind, number>;

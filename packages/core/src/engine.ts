@@ -91,9 +91,12 @@ export class ShoalEngine {
       this.clock,
       deps.sha256 ?? webCryptoSha256,
       (message) => this.emit('warning', { message }),
+      this.options.requireVerifiedP2P,
     );
     this.store.onEvict((streamKey, sequence) => this.streams.get(streamKey)?.pool.evicted(sequence));
-    this.p2p = new P2pStatusReporter(startingP2pStatus(this.options, this.signaling !== undefined, deps.p2pUnavailable), this.clock, this.emit);
+    const starting = startingP2pStatus(this.options, this.signaling !== undefined, deps.p2pUnavailable);
+    this.p2p = new P2pStatusReporter(starting, this.clock, this.emit, this.verifier);
+    this.verifier.onMethodChange = () => (this.p2p.changed(), this.scheduleTick(0));
     this.signaling?.watchStatus?.((problem) => this.p2p.setProblem(problem));
   }
 
@@ -204,9 +207,9 @@ export class ShoalEngine {
       totals.controlBytes += stream.stats.controlBytes;
       for (const peerId of stream.pool.peers.keys()) peers.add(peerId);
     }
-    const { state: p2p, reason: p2pReason } = this.p2p.status;
+    const { state: p2p, reason: p2pReason, verification: p2pVerification } = this.p2p.status;
     return {
-      p2p, p2pReason, ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
+      p2p, p2pReason, p2pVerification, ...totals, peers: peers.size, bannedPeers: this.banned.size, storeBytes: this.store.bytesUsed, latencyMode: this.latencyMode,
       upload: this.governor.stats, streams,
     };
   }
@@ -276,7 +279,7 @@ export class ShoalEngine {
       nextMs = Math.min(nextMs, planStream(stream, now, {
         store: this.store, playback: active ? this.playback : undefined, playbackAtMs: this.playbackAtMs,
         windows: this.windows(this.latencyMode, now), httpThroughputBytesPerS: this.throughput.estimateBytesPerS, downlinkLeftBytes,
-        options: this.options, localPeerId: this.signaling?.localPeerId ?? '',
+        options: !this.verifier.refusesP2P ? this.options : { ...this.options, p2pDownload: false }, localPeerId: this.signaling?.localPeerId ?? '',
       }));
       nextMs = Math.min(nextMs, stream.seeding.expire(now));
     }

@@ -61,6 +61,11 @@ export interface EngineOptions {
   validateSegment: SegmentValidator | undefined;
   /** Optional SHA-256 manifest (PeerTube format) checked for bytes that came from peers. */
   integrityManifestUrl: string | undefined;
+  /**
+   * Download from peers only while their bytes can be verified (a validator, a manifest, or an
+   * origin that sends Repr-Digest); otherwise P2P is `unavailable` and segments come over HTTP.
+   */
+  requireVerifiedP2P: boolean;
 }
 
 export type EngineOptionsInput = Partial<EngineOptions>;
@@ -86,6 +91,7 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   tickIntervalMs: 250,
   validateSegment: undefined,
   integrityManifestUrl: undefined,
+  requireVerifiedP2P: false,
 });
 
 const LATENCY_MODES: readonly LatencyMode[] = ['auto', 'low', 'normal', 'high'];
@@ -111,7 +117,7 @@ export function resolveOptions(input: EngineOptionsInput = {}): EngineOptions {
     }
   };
   if (!LATENCY_MODES.includes(options.latencyMode)) invalid('latencyMode', `one of ${LATENCY_MODES.join(', ')}`, options.latencyMode);
-  for (const field of ['p2pDownload', 'upload'] as const) {
+  for (const field of ['p2pDownload', 'upload', 'requireVerifiedP2P'] as const) {
     if (typeof options[field] !== 'boolean') invalid(field, 'a boolean', options[field]);
   }
   if (options.swarmId !== undefined && (typeof options.swarmId !== 'string' || options.swarmId === '')) {
@@ -132,11 +138,8 @@ export function resolveOptions(input: EngineOptionsInput = {}): EngineOptions {
   number('seedStaggerMs', 0);
   number('tickIntervalMs', 10);
   if (options.targetPeers > options.maxPeers) invalid('targetPeers', `<= maxPeers (${options.maxPeers})`, options.targetPeers);
-  if (options.validateSegment !== undefined && typeof options.validateSegment !== 'function') {
-    invalid('validateSegment', 'a function', options.validateSegment);
-  }
-  if (options.integrityManifestUrl !== undefined && (typeof options.integrityManifestUrl !== 'string' || options.integrityManifestUrl === '')) {
-    invalid('integrityManifestUrl', 'a URL string', options.integrityManifestUrl);
-  }
+  const { validateSegment, integrityManifestUrl } = options;
+  if (validateSegment !== undefined && typeof validateSegment !== 'function') invalid('validateSegment', 'a function', validateSegment);
+  if (integrityManifestUrl !== undefined && (typeof integrityManifestUrl !== 'string' || !integrityManifestUrl)) invalid('integrityManifestUrl', 'a URL string', integrityManifestUrl);
   return options;
 }

@@ -29,6 +29,10 @@ export interface HttpRequest {
   range?: ByteRange;
   /** A resource that changes (a live integrity manifest): revalidate with the server rather than trust a cached copy. */
   revalidate?: boolean;
+  /** Only the response's headers (a HEAD request): the body resolves empty. */
+  head?: boolean;
+  /** Optional: called once, before the first chunk, with the response's headers (by name, any case). */
+  onHeaders?: (header: (name: string) => string | null) => void;
   /** Called for every chunk as it arrives, for throughput measurement and progress. */
   onData?: (chunk: Uint8Array) => void;
   /**

@@ -27,6 +27,8 @@ export interface OriginRequest {
   url: string;
   range: { start: number; end: number } | undefined;
   atMs: number;
+  /** A HEAD request. */
+  head?: boolean;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface OriginRequest {
  */
 export class FakeOrigin implements HttpClient {
   readonly files = new Map<string, Uint8Array>();
+  /** Response headers by URL (lower-case names), e.g. a Repr-Digest. */
+  readonly headers = new Map<string, Record<string, string>>();
   readonly requests: OriginRequest[] = [];
   bytesServed = 0;
   latencyMs = 20;
@@ -47,7 +51,7 @@ export class FakeOrigin implements HttpClient {
   ) {}
 
   fetch(request: HttpRequest): HttpTransfer {
-    this.requests.push({ url: request.url, range: request.range, atMs: this.clock.now() });
+    this.requests.push({ url: request.url, range: request.range, atMs: this.clock.now(), ...(request.head ? { head: true } : {}) });
     let timer: TimerId | undefined;
     let rejectBody!: (error: Error) => void;
     const body = new Promise<Uint8Array>((resolve, reject) => {
@@ -57,10 +61,13 @@ export class FakeOrigin implements HttpClient {
         timer = this.clock.setTimeout(() => reject(new ShoalError('HTTP_STATUS', `${request.url}: HTTP 404`)), this.latencyMs);
         return;
       }
-      const bytes = request.range ? file.subarray(request.range.start, request.range.end) : file;
+      const bytes = request.head ? new Uint8Array(0) : request.range ? file.subarray(request.range.start, request.range.end) : file;
       let sent = 0;
+      let told = false;
       const chunkBytes = 64 * 1024;
       const sendNext = () => {
+        if (!told) request.onHeaders?.((name) => this.headers.get(request.url)?.[name.toLowerCase()] ?? null);
+        told = true;
         const chunk = bytes.slice(sent, Math.min(sent + chunkBytes, bytes.length));
         sent += chunk.length;
         this.bytesServed += chunk.length;

@@ -37,7 +37,7 @@ describe('P2P status', () => {
     const load = engine.loadSegment(refs[0]!);
     await clock.advance(1000);
     expect((await load.result).source).toBe('http');
-    expect(told).toEqual([{ state: 'unavailable', reason: 'WEBRTC_UNAVAILABLE: this environment has no RTCPeerConnection (undefined)' }]);
+    expect(told).toEqual([{ state: 'unavailable', reason: 'WEBRTC_UNAVAILABLE: this environment has no RTCPeerConnection (undefined)', verification: 'none' }]);
   });
 
   it('is off without signaling, and off when both directions are switched off', async () => {
@@ -45,7 +45,7 @@ describe('P2P status', () => {
     const { engine, clock, told } = engineWith({ signaling: new TroubledSignaling(peerId(1)) }, { p2pDownload: false, upload: false });
     await clock.advance(1);
     expect(engine.getStats()).toMatchObject({ p2p: 'off', p2pReason: 'p2pDownload and upload are both false' });
-    expect(told).toEqual([{ state: 'off', reason: 'p2pDownload and upload are both false' }]);
+    expect(told).toEqual([{ state: 'off', reason: 'p2pDownload and upload are both false', verification: 'none' }]);
   });
 
   it("follows signaling's problems: unavailable while no tracker answers, on again once one does", async () => {

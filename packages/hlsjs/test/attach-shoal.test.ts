@@ -226,7 +226,7 @@ describe('attachShoal', () => {
     const stats = shoal.getStats();
     expect(stats).toMatchObject({ p2p: 'unavailable', httpBytes: 40_000 });
     expect(stats.p2pReason).toMatch(/WEBRTC_UNAVAILABLE: this environment has no (WebSocket|RTCPeerConnection)/);
-    expect(told).toEqual([{ state: 'unavailable', reason: stats.p2pReason }]);
+    expect(told).toEqual([{ state: 'unavailable', reason: stats.p2pReason, verification: 'none' }]);
   });
 
   it('plays over HTTP where RTCPeerConnection throws (WebRTC switched off by a privacy setting)', async () => {

@@ -19,6 +19,8 @@ export const embedAttributes = {
   controls: 'data-shoal-controls',
   title: 'data-shoal-title',
   subtitle: 'data-shoal-subtitle',
+  integrity: 'data-shoal-integrity',
+  requireVerified: 'data-shoal-require-verified',
 } as const;
 
 /** Present-and-empty, "1", "true", "on", "yes" mean true; "0", "false", "off", "no" mean false. */
@@ -89,12 +91,14 @@ export function optionsFromAttributes(element: Pick<Element, 'getAttribute'>): S
     controls: parseFlag(read(embedAttributes.controls)),
     title: textOf(read(embedAttributes.title)),
     subtitle: textOf(read(embedAttributes.subtitle)),
+    integrity: textOf(read(embedAttributes.integrity)),
+    requireVerifiedP2P: parseFlag(read(embedAttributes.requireVerified)),
   };
 }
 
 /**
  * embed.html?src=…&tracker=…&iceServers=[…]&autoplay=1&muted=1&p2p=1&poster=…&stats=1
- * &start=1m30s&stop=2m&loop=1&controls=0&title=…&subtitle=en
+ * &start=1m30s&stop=2m&loop=1&controls=0&title=…&subtitle=en&integrity=<manifest url>&requireVerified=1
  */
 export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
   return {
@@ -112,6 +116,8 @@ export function optionsFromQuery(query: URLSearchParams): ShoalPlayerOptions {
     controls: parseFlag(query.get('controls')),
     title: textOf(query.get('title')),
     subtitle: textOf(query.get('subtitle')),
+    integrity: textOf(query.get('integrity')),
+    requireVerifiedP2P: parseFlag(query.get('requireVerified')),
   };
 }
 

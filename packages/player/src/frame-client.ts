@@ -59,7 +59,9 @@ export class ShoalFrameClient {
     // A host that never calls ready() must not see an unhandled rejection when the frame fails.
     this.readyPromise.catch(() => undefined);
     this.onMessage = (event) => {
-      if (event.source !== this.iframe.contentWindow) return;
+      // The frame's window may have been navigated away from the player (its src attribute still
+      // names the player): only a message from the player's own origin is the player's.
+      if (event.source !== this.iframe.contentWindow || !fromOrigin(event.origin, frameOrigin(this.iframe, this.win))) return;
       const message = parseFrameMessage(event.data);
       if (!message) return;
       if (message.kind === 'response') {
@@ -258,7 +260,14 @@ export class ShoalFrameClient {
   }
 }
 
+/** '*' stands for an opaque origin (a sandboxed frame), whose messages say 'null'. */
+function fromOrigin(origin: string, expected: string): boolean {
+  return expected === '*' ? origin === 'null' : origin === expected;
+}
+
+/** The player's origin, from the iframe's src; '*' when the frame's origin is opaque. */
 function frameOrigin(iframe: HTMLIFrameElement, win: Window): string {
+  if (iframe.hasAttribute('sandbox') && !iframe.sandbox.contains('allow-same-origin')) return '*';
   try {
     const origin = new URL(iframe.src, win.location.href).origin;
     return origin === 'null' ? '*' : origin;

@@ -56,12 +56,39 @@ function startFailure(container: Element, error: unknown): { notice: HTMLElement
   return { notice, info, unavailable: new PlayerError('FRAME_START', `${info.code}: ${info.message}`, { frameError: info }) };
 }
 
+/**
+ * The host's origin from `?origin=` (`https://site.example`, a trailing path is dropped), or
+ * undefined when the parameter is absent. A value that is no http(s) origin throws: the frame then
+ * takes no commands and posts nothing, rather than fall back to any parent.
+ */
+export function pinnedHostOrigin(query: URLSearchParams): string | undefined {
+  const value = query.get('origin');
+  if (value === null) return undefined;
+  let origin = 'null';
+  try {
+    origin = new URL(value).origin;
+  } catch {
+    // Reported below with the parameter's value.
+  }
+  if (!/^https?:\/\//.test(origin)) throw new PlayerError('INVALID_OPTION', `origin (embed.html parameter): expected the host page's origin such as https://site.example, got ${JSON.stringify(value)}`);
+  return origin;
+}
+
 export function startEmbedFrame(container: Element = document.body, win: Window = window): EmbedFrame {
   const query = new URLSearchParams(win.location.search);
-  // Events carry no secrets, so they go to any parent unless the host pins its origin (?origin=).
-  const eventOrigin = query.get('origin') ?? '*';
-  const post = (message: object, origin = eventOrigin) => {
-    if (win.parent !== win) win.parent.postMessage(message, origin);
+  // With ?origin=, commands are taken from that origin only and every message goes to it alone
+  // (a page of another origin that frames embed.html can neither drive the player nor read it).
+  // Without it, any parent may: events carry nothing the parent could not see on screen.
+  let pinned: string | undefined;
+  let pinProblem: unknown;
+  try {
+    pinned = pinnedHostOrigin(query);
+  } catch (error) {
+    pinProblem = error;
+    pinned = '';
+  }
+  const post = (message: object, origin = pinned ?? '*') => {
+    if (win.parent !== win && origin !== '') win.parent.postMessage(message, origin);
   };
   const emit = <E extends FrameEvent>(event: E, data?: FrameEventData[E]) => post({ shoal: protocolTag, kind: 'event', event, data });
 
@@ -82,6 +109,7 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
   };
 
   try {
+    if (pinProblem) throw pinProblem;
     const options = optionsFromQuery(query);
     if (options.title !== undefined) win.document.title = options.title;
     player = new ShoalPlayer(container, { ...options, fluid: false, videojsOptions: { fill: true } });
@@ -99,11 +127,11 @@ export function startEmbedFrame(container: Element = document.body, win: Window 
     return (handlers[message.command as keyof CommandHandlers] as (args: object) => unknown)(args);
   };
   const onMessage = (event: MessageEvent) => {
-    if (event.source !== win.parent) return;
+    if (event.source !== win.parent || (pinned !== undefined && event.origin !== pinned)) return;
     const message = parseFrameMessage(event.data);
     if (message?.kind !== 'command') return;
     const reply = (response: Omit<ResponseMessage, 'shoal' | 'kind' | 'id'>) =>
-      post({ shoal: protocolTag, kind: 'response', id: message.id, ...response }, event.origin === 'null' ? '*' : event.origin);
+      post({ shoal: protocolTag, kind: 'response', id: message.id, ...response }, pinned ?? (event.origin === 'null' ? '*' : event.origin));
     run(message).then(
       (result) => reply({ ok: true, result: result ?? null }),
       (error: unknown) => {

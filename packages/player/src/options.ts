@@ -14,6 +14,10 @@ export interface P2pEngineSettings {
   iceServers: RTCIceServer[] | undefined;
   /** Passed through to the engine untouched (for Shoal: every `ShoalHls` option). */
   engineOptions: Record<string, unknown>;
+  /** The SHA-256 integrity manifest's URL (PeerTube format), or undefined. */
+  integrity: string | undefined;
+  /** Refuse P2P while nothing can verify peers' bytes. */
+  requireVerifiedP2P: boolean | undefined;
 }
 
 /** What Shoal adds to a video.js player: `player.shoal(options)` and ShoalPlayer alike. */
@@ -27,6 +31,14 @@ export interface ShoalPluginOptions {
    * servers (Google, Twilio), so viewers behind home NATs connect; `[]` turns STUN off.
    */
   iceServers?: RTCIceServer[];
+  /**
+   * URL of the SHA-256 integrity manifest (`{file: sha256}` or `{file: {"start-end": sha256}}`, as
+   * `shoal-manifest` writes it): peers' bytes reach the player only if they match it. Default: none
+   * (peers' bytes are then checked against the origin's Repr-Digest where it sends one).
+   */
+  integrity?: string;
+  /** Download from peers only while their bytes can be verified (manifest or Repr-Digest). Default: false. */
+  requireVerifiedP2P?: boolean;
   /** hls.js config, passed through untouched (Shoal adds only its loaders). Default: {}. */
   hlsConfig?: Record<string, unknown>;
   /** P2P engine options, passed through untouched (Shoal's `ShoalHls` options). Default: {}. */
@@ -39,8 +51,8 @@ export interface ShoalPluginOptions {
   qualityMenu?: boolean;
 }
 
-export type ResolvedPluginOptions = Required<Omit<ShoalPluginOptions, 'iceServers' | 'engineFactory' | 'statsView'>> &
-  Pick<ShoalPluginOptions, 'iceServers' | 'engineFactory'> & { statsView: { open: boolean } | false };
+export type ResolvedPluginOptions = Required<Omit<ShoalPluginOptions, 'iceServers' | 'engineFactory' | 'statsView' | 'integrity' | 'requireVerifiedP2P'>> &
+  Pick<ShoalPluginOptions, 'iceServers' | 'engineFactory' | 'integrity' | 'requireVerifiedP2P'> & { statsView: { open: boolean } | false };
 
 export interface ShoalPlayerOptions extends Omit<ShoalPluginOptions, 'statsView' | 'qualityMenu'> {
   /** The HLS manifest (.m3u8) URL. Required. */
@@ -71,7 +83,7 @@ export interface ShoalPlayerOptions extends Omit<ShoalPluginOptions, 'statsView'
   videojsOptions?: Record<string, unknown>;
 }
 
-type OptionalPlayerFields = 'poster' | 'engineFactory' | 'iceServers' | 'start' | 'stop' | 'title' | 'subtitle';
+type OptionalPlayerFields = 'poster' | 'engineFactory' | 'iceServers' | 'start' | 'stop' | 'title' | 'subtitle' | 'integrity' | 'requireVerifiedP2P';
 export type ResolvedPlayerOptions = Required<Omit<ShoalPlayerOptions, OptionalPlayerFields>> & Pick<ShoalPlayerOptions, OptionalPlayerFields>;
 
 export const pluginDefaults = {
@@ -126,6 +138,10 @@ function checkP2pFields(input: ShoalPluginOptions): void {
     if (problem !== undefined) invalid('iceServers', problem);
   }
   checkBoolean(options, 'p2p');
+  checkBoolean(options, 'requireVerifiedP2P');
+  if (input.integrity !== undefined && (typeof input.integrity !== 'string' || !/^(https?:\/\/|\/|\.)/i.test(input.integrity))) {
+    invalid('integrity', `expected the URL of a SHA-256 manifest (https://…/manifest.json), got ${JSON.stringify(input.integrity)}`);
+  }
   for (const field of ['hlsConfig', 'engineOptions']) checkObject(options, field);
   if (input.engineFactory !== undefined && typeof input.engineFactory !== 'function') invalid('engineFactory', 'expected a function');
 }

@@ -49,7 +49,7 @@ export class ShoalPlayer {
     // hls.js plays through ManagedMediaSource where there is one (Safari 17.1+, WebKit), which opens
     // only on a video that offers no remote playback (AirPlay) of its own.
     if ('ManagedMediaSource' in globalThis) video.disableRemotePlayback = true;
-    const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen, start, stop, loop, title, subtitle } = this.options;
+    const { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, statsOpen, start, stop, loop, title, subtitle, integrity, requireVerifiedP2P } = this.options;
     this.videojs = videojs(video, {
       controls: this.options.controls,
       // 'any' falls back to muted autoplay where the browser blocks sound.
@@ -66,7 +66,7 @@ export class ShoalPlayer {
     this.shoal = addShoal(
       videojs,
       this.videojs,
-      { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, qualityMenu: true, statsView: { open: statsOpen } },
+      { trackers, p2p, iceServers, hlsConfig, engineOptions, engineFactory, integrity, requireVerifiedP2P, qualityMenu: true, statsView: { open: statsOpen } },
       capabilities,
     );
     this.plan = this.shoal.plan;

@@ -37,6 +37,13 @@ export class ShoalP2pEngine implements P2pEngine {
 }
 
 export function createShoalEngine(settings: P2pEngineSettings): ShoalP2pEngine {
-  const { trackers, iceServers } = settings;
-  return new ShoalP2pEngine({ ...(settings.engineOptions as ShoalHlsOptions), trackers, ...(iceServers ? { iceServers } : {}) });
+  const { trackers, iceServers, integrity, requireVerifiedP2P } = settings;
+  return new ShoalP2pEngine({
+    ...(settings.engineOptions as ShoalHlsOptions),
+    trackers,
+    ...(iceServers ? { iceServers } : {}),
+    // The player's own options win over the same fields in engineOptions.
+    ...(integrity ? { integrityManifestUrl: new URL(integrity, globalThis.location?.href).href } : {}),
+    ...(requireVerifiedP2P !== undefined ? { requireVerifiedP2P } : {}),
+  });
 }

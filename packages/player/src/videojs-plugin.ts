@@ -47,7 +47,8 @@ export function addShoal(vjs: VideoJsNamespace, player: Player, input?: ShoalPlu
   const techOptions: ShoalTechOptions = { hlsConfig: options.hlsConfig, p2p: plan.p2p, p2pNote: plan.p2pNote };
   if (plan.p2p === 'on') {
     const engineFactory = options.engineFactory ?? createShoalEngine;
-    const settings = { trackers: options.trackers, iceServers: options.iceServers, engineOptions: options.engineOptions };
+    const { trackers, iceServers, engineOptions, integrity, requireVerifiedP2P } = options;
+    const settings = { trackers, iceServers, engineOptions, integrity, requireVerifiedP2P };
     techOptions.createEngine = () => engineFactory(settings);
   }
   playThroughHls(player, techOptions);

@@ -39,7 +39,14 @@ describe('embed settings', () => {
       controls: undefined,
       title: undefined,
       subtitle: undefined,
+      integrity: undefined,
+      requireVerifiedP2P: undefined,
     });
+  });
+  it('reads the integrity manifest from data-shoal-integrity and embed.html’s integrity parameter, and requireVerified from both', () => {
+    const manifest = 'https://cdn.example/vod/manifest.json';
+    expect(optionsFromAttributes(element({ 'data-shoal-src': 'x.m3u8', 'data-shoal-integrity': manifest, 'data-shoal-require-verified': '' }))).toMatchObject({ integrity: manifest, requireVerifiedP2P: true });
+    expect(optionsFromQuery(new URLSearchParams({ src: 'x.m3u8', integrity: manifest, requireVerified: '1' }))).toMatchObject({ integrity: manifest, requireVerifiedP2P: true });
   });
   it('leaves absent attributes to the defaults', () => {
     expect(optionsFromAttributes(element({ 'data-shoal-src': 'x.m3u8' }))).toMatchObject({ autoplay: undefined, muted: undefined, p2p: undefined, trackers: undefined });

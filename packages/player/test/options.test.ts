@@ -87,3 +87,17 @@ describe('resolvePluginOptions', () => {
     expect(() => resolvePluginOptions(input as never)).toThrowError(new RegExp(`^INVALID_OPTION: ${field}:`));
   });
 });
+
+describe('integrity', () => {
+  it('hands the integrity manifest and requireVerifiedP2P to Shoal’s engine, over engineOptions’ own', async () => {
+    const { createShoalEngine } = await import('../src/shoal-engine.js');
+    const options = resolvePlayerOptions({ src: 'https://cdn.example/v.m3u8', integrity: 'https://cdn.example/manifest.json', requireVerifiedP2P: true, engineOptions: { integrityManifestUrl: 'https://other.example/m.json', maxPeers: 3 } });
+    const engine = createShoalEngine({ trackers: [], iceServers: undefined, engineOptions: options.engineOptions, integrity: options.integrity, requireVerifiedP2P: options.requireVerifiedP2P });
+    expect((engine as unknown as { options: Record<string, unknown> }).options).toMatchObject({ integrityManifestUrl: 'https://cdn.example/manifest.json', requireVerifiedP2P: true, maxPeers: 3 });
+    expect(resolvePluginOptions({ integrity: 'https://cdn.example/manifest.json' }).integrity).toBe('https://cdn.example/manifest.json');
+  });
+  it('refuses an integrity value that is no URL, naming the field', () => {
+    expect(() => resolvePlayerOptions({ src: 'x.m3u8', integrity: 'sha256-abc' })).toThrow(/^INVALID_OPTION: integrity: expected the URL of a SHA-256 manifest/);
+    expect(() => resolvePluginOptions({ requireVerifiedP2P: 'yes' as unknown as boolean })).toThrow(/^INVALID_OPTION: requireVerifiedP2P/);
+  });
+});

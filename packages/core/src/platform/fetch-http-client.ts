@@ -21,7 +21,7 @@ export class FetchHttpClient implements HttpClient {
   }
 
   private async run(request: HttpRequest, signal: AbortSignal): Promise<Uint8Array> {
-    const { url, range, onData, onLength, revalidate } = request;
+    const { url, range, onData, onLength, revalidate, head } = request;
     const headers: Record<string, string> = { ...this.options.headers };
     if (range) headers.Range = `bytes=${range.start}-${range.end - 1}`;
     let response: Response;
@@ -29,6 +29,7 @@ export class FetchHttpClient implements HttpClient {
       response = await fetch(url, {
         headers,
         signal,
+        ...(head ? { method: 'HEAD' } : {}),
         ...(revalidate ? { cache: 'no-cache' as const } : {}),
         ...(this.options.credentials ? { credentials: this.options.credentials } : {}),
       });
@@ -38,6 +39,7 @@ export class FetchHttpClient implements HttpClient {
         : new ShoalError('HTTP_NETWORK', `${url}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     if (!response.ok) throw new ShoalError('HTTP_STATUS', `${url}: HTTP ${response.status}${range ? ` for bytes ${range.start}-${range.end - 1}` : ''}`);
+    request.onHeaders?.((name) => response.headers.get(name));
     // A server that ignores Range answers 200 with the whole file: keep only the requested bytes.
     const skip = range && response.status === 200 ? range.start : 0;
     const want = range ? range.end - range.start : Infinity;

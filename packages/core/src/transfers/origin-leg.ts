@@ -6,6 +6,7 @@ import type { EngineEmit, StreamStats } from '../engine-events.js';
 import { createLogger } from '../logger.js';
 import type { Clock, HttpClient } from '../types.js';
 import type { OriginThroughput } from './origin-throughput.js';
+import type { SegmentVerifier } from '../store/integrity.js';
 import type { Leg } from './transfer.js';
 
 const log = createLogger('shoal:core:transfers');
@@ -18,6 +19,8 @@ export interface OriginLegOwner {
   readonly throughput: OriginThroughput;
   readonly stats: Omit<StreamStats, 'peers'>;
   readonly emit: EngineEmit;
+  /** Learns the origin's digest of the segment, when the response carries one. */
+  readonly verifier: Pick<SegmentVerifier, 'observe'>;
   /** The segment's size, as the response says: false when it differs from what another leg said. */
   sized(leg: Leg, totalBytes: number): boolean;
   /** Bytes of the leg arrived, in order. */
@@ -25,6 +28,8 @@ export interface OriginLegOwner {
   /** The request is over: its bytes are all in (`failure` undefined), or it failed. */
   ended(leg: Leg, failure: ShoalError | undefined): void;
 }
+
+const wrongSize = (url: string, bytes: number) => new ShoalError('HTTP_STATUS', `${url}: ${bytes} bytes, not the size a peer said`);
 
 /** Runs an origin leg: the whole segment (a leg from 0 with no known end), or a Range request for [start, end). */
 export function runOriginLeg(leg: Leg, owner: OriginLegOwner): void {
@@ -50,9 +55,10 @@ export function runOriginLeg(leg: Leg, owner: OriginLegOwner): void {
   const http = owner.http.fetch({
     url: ref.url,
     ...(range ? { range } : {}),
+    onHeaders: (header) => owner.verifier.observe(ref.url, header),
     onLength: (bytes) => {
       if (leg.ended || !whole) return;
-      if (!owner.sized(leg, bytes)) failed = new ShoalError('HTTP_STATUS', `${ref.url}: ${bytes} bytes, not the size a peer said`);
+      if (!owner.sized(leg, bytes)) failed = wrongSize(ref.url, bytes);
     },
     onData: (chunk) => {
       if (leg.ended || failed) return;
@@ -70,20 +76,20 @@ export function runOriginLeg(leg: Leg, owner: OriginLegOwner): void {
       if (bodyBytes === 0) {
         // A client that does not report chunks: the body at once.
         count(body.length);
-        if (whole && !owner.sized(leg, body.length)) return owner.ended(leg, new ShoalError('HTTP_STATUS', `${ref.url}: ${body.length} bytes, not the size a peer said`));
+        if (whole && !owner.sized(leg, body.length)) return owner.ended(leg, wrongSize(ref.url, body.length));
         owner.arrived(leg, body);
       } else if (whole && !owner.sized(leg, bodyBytes)) {
-        return owner.ended(leg, new ShoalError('HTTP_STATUS', `${ref.url}: ${bodyBytes} bytes, not the size a peer said`));
+        return owner.ended(leg, wrongSize(ref.url, bodyBytes));
       }
       throughput.sample(body.length, throughput.receivedBytes - linkBytesAtStart, clock.now() - startedMs);
-      log(`#${ref.sequence} HTTP ${body.length} bytes${whole ? '' : ' (Range)'}: first byte after ${timing.firstByteMs === undefined ? '-' : timing.firstByteMs - startedMs} ms, all after ${clock.now() - startedMs} ms`, owner.streamKey);
+      log(`#${ref.sequence} HTTP ${body.length} bytes${whole ? '' : ' (Range)'} in ${clock.now() - startedMs} ms`, owner.streamKey);
       stats.httpSegments++;
       owner.ended(leg, undefined);
     },
     (error: unknown) => {
       if (leg.ended) return;
       const failure = isShoalError(error) ? error : new ShoalError('HTTP_NETWORK', `${ref.url}: ${String(error)}`);
-      log(`#${ref.sequence} HTTP failed${leg.transfer.seed ? ' (seed)' : ''}: ${failure.message}`, owner.streamKey);
+      log(`#${ref.sequence} HTTP failed: ${failure.message}`, owner.streamKey);
       if (!isShoalError(failure, 'ABORTED')) throughput.failed(clock.now());
       owner.ended(leg, failure);
     },

@@ -55,9 +55,9 @@ export class Transfers implements LegSink {
         return this.bySequence.get(transfer.sequence)!;
       },
     };
-    const { clock, http, throughput, emit } = context;
+    const { clock, http, throughput, emit, verifier } = context;
     this.originOwner = {
-      streamKey: stream.key, clock, http, throughput, emit, stats: stream.stats,
+      streamKey: stream.key, clock, http, throughput, emit, verifier, stats: stream.stats,
       sized: (leg, totalBytes) => this.sized(leg, totalBytes),
       arrived: (leg, chunk) => this.arrived(leg, chunk),
       ended: (leg, failure) => this.ended(leg, failure),
@@ -170,7 +170,7 @@ export class Transfers implements LegSink {
   moveLeg(transfer: Transfer, leg: Leg, toPeer: PeerSession | undefined, withinMs: number): void {
     if (leg.ended || !this.isCurrent(transfer)) return;
     this.endLeg(leg);
-    log(`#${transfer.sequence} bytes ${leg.next}-${leg.end} move${leg.peer ? ` from ${leg.peer.id.slice(0, 8)}` : ''} to ${toPeer ? toPeer.id.slice(0, 8) : 'the origin'}`, this.stream.key);
+    log(`#${transfer.sequence} bytes ${leg.next}-${leg.end} to ${toPeer?.id.slice(0, 8) ?? 'the origin'}`, this.stream.key);
     if (leg.next >= leg.end) return this.checkComplete(transfer);
     if (toPeer) return this.askPeer(transfer, toPeer, leg.next, leg.end, withinMs);
     // The origin: the whole segment again if its size is still unknown (nothing to put a range on).
