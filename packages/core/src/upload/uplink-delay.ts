@@ -1,7 +1,8 @@
 // Our uplink's queueing delay, as the peers' answers to our pings measure it: the rise of each
 // ping's one-way delay (the peer's receive clock minus our send clock, so an unknown clock offset
 // is included) over its minimum, and a pong that is late by more than the peer's shortest round
-// trip. The upload governor's controller reads it (upload-governor.ts).
+// trip. The pace controller drains on it past its guard, and the engine's HTTP budgets count it
+// (upload-governor.ts, pace-controller.ts).
 
 /** A reading older than this says nothing about the queue now (peers we upload to are pinged every second or faster, others every 4 s). */
 const SAMPLE_MAX_AGE_MS = 1500;
@@ -75,12 +76,6 @@ export class UplinkDelay {
     if (lateMs <= peer.latestMs && nowMs - peer.latestAtMs <= SAMPLE_MAX_AGE_MS) return undefined;
     peer.reading(lateMs, nowMs);
     return this.agreed(nowMs);
-  }
-
-  /** This peer's latest reading of the queue, ms (undefined before its base is set). */
-  readingMs(peerId: string): number | undefined {
-    const peer = this.peers.get(peerId);
-    return peer && peer.samples >= MIN_BASE_SAMPLES ? peer.latestMs : undefined;
   }
 
   forget(peerId: string): void {

@@ -13,7 +13,7 @@ import { MIN_CHUNK_BYTES, chunkBytesFor } from './pace.js';
 import type { Clock, TimerId } from '../types.js';
 import { admissionWaitMs, type QueuedUpload } from './admission.js';
 import { DeliveryRate } from './delivery-rate.js';
-import { PaceController, QUEUE_GUARD_MS } from './pace-controller.js';
+import { PaceController } from './pace-controller.js';
 import { UplinkDelay } from './uplink-delay.js';
 import { UplinkUsageMeter, type UplinkUsage } from './uplink-usage.js';
 
@@ -39,10 +39,6 @@ const WAKE_GRID_MS = 20;
  */
 const SEND_BUFFER_S = 0.1;
 const SEND_BUFFER_MAX_BYTES = 128 * 1024;
-/** Every peer is pinged at once at most this often when one peer's reading shows a queue the others' do not. */
-const ASK_ALL_INTERVAL_MS = 1000;
-/** A peer's reading of more queue than the guard (pace-controller.ts), above what the others agree on, asks them all again. */
-const ASK_ALL_QUEUE_MS = QUEUE_GUARD_MS;
 /** In startup (the uplink's rate not known yet), a new request is taken unless it would wait longer than this behind the backlog. */
 export const MAX_UPLOAD_WAIT_MS = 4000;
 
@@ -93,8 +89,6 @@ export class UploadGovernor {
   /** Uplink the viewer's own downloads need now (their acknowledgements), bytes/s: uploads use the pace less this. */
   private downloadBytesPerS = 0;
   private timer: TimerId | undefined;
-  /** When every peer was last asked for a fresh reading (delaySample). */
-  private askedAllMs = -Infinity;
   /** When data was last sent, over any source. */
   lastSentMs = -Infinity;
   /** The sources sent to since uploads last ran dry: their pings bracket the burst (delivery-rate.ts). */
@@ -223,27 +217,16 @@ export class UploadGovernor {
    */
   delaySample(peerId: string, oneWayMs: number, rttMs?: number): void {
     const now = this.clock.now();
-    this.read(peerId, this.delay.pong(peerId, oneWayMs, rttMs, now), now);
+    const delayMs = this.delay.pong(peerId, oneWayMs, rttMs, now);
+    if (delayMs !== undefined) this.controller.delay(delayMs, now);
   }
 
   /** A ping goes out to the peer, saying `wireSentMs`, after `sentHere` payload bytes to it in all: a previous one still unanswered may tell that the queue grew. */
   pingSent(peerId: string, wireSentMs: number, sentHere: number): void {
     const now = this.clock.now();
     this.delivery.pingSent(peerId, wireSentMs, sentHere);
-    this.read(peerId, this.delay.ping(peerId, now), now);
-  }
-
-  /** After `peerId`'s reading: the controller hears the peers' new agreement, if any (`delayMs`). */
-  private read(peerId: string, delayMs: number | undefined, now: number): void {
+    const delayMs = this.delay.ping(peerId, now);
     if (delayMs !== undefined) this.controller.delay(delayMs, now);
-    // This peer sees a queue that the others' older readings outvote: every peer is asked again now,
-    // so that their answers come back through the queue as it is (browser swarm, realistic: the
-    // median held at 14 ms for 1.5 s, then read 1.5 s; the viewer's download behind it stalled).
-    const reading = this.delay.readingMs(peerId) ?? 0;
-    if (reading > ASK_ALL_QUEUE_MS && reading > (this.controller.queueDelayMs ?? 0) && now - this.askedAllMs >= ASK_ALL_INTERVAL_MS) {
-      this.askedAllMs = now;
-      for (const source of this.sources) source.uploading();
-    }
   }
 
   forgetPeer(peerId: string): void {
