@@ -97,6 +97,17 @@ describe('pacing by what receivers got', () => {
     expect(rate.pong('a', 2000, 3000, 51_000)).toMatchObject({ bytesPerS: 20_000, appLimited: true });
   });
 
+  it('takes no sample from a count far beyond what was sent over the span (a receiver whose count restarted, a clock that jumped)', () => {
+    const rate = new DeliveryRate();
+    rate.sent(1000);
+    rate.pingSent('a', 0, 1000);
+    rate.pong('a', 0, 1000, 1000);
+    rate.sent(30_000);
+    rate.pingSent('a', 1000, 31_000);
+    // 30 kB sent over 1 s; the pong counts 300 MB more than the last one.
+    expect(rate.pong('a', 1000, 2000, 300_001_000)).toBeUndefined();
+  });
+
   it('takes the counts mod 2^32, across a wrap', () => {
     const rate = new DeliveryRate();
     rate.pingSent('peer', 10, 0);

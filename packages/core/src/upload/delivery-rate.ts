@@ -39,6 +39,8 @@ export const MIN_SPAN_MS = 200;
 const MIN_SAMPLE_BYTES = 8 * 1024;
 /** A receiver that got less than this share of what we sent meanwhile says too little of the whole link. */
 const MIN_RECEIVER_SHARE = 0.25;
+/** A sample may show at most this many times the rate we sent at over its span (a queue that drained meanwhile). */
+const MAX_DRAIN_SPEEDUP = 4;
 /** Ping marks kept per receiver (pings are answered in order; a few may be lost with a closing channel). */
 const MAX_MARKS = 8;
 
@@ -96,7 +98,13 @@ export class DeliveryRate {
     // What this receiver got, scaled to everything the uplink carried meanwhile.
     const bytesPerS = (received / spanMs) * 1000 * (sentAll / sentHere);
     const localSpanMs = Math.max(wireMsDiff(ping.sentMs, reference.ping.sentMs), 1);
-    return { bytesPerS, sentBytesPerS: (sentAll / localSpanMs) * 1000, appLimited: ping.appLimits !== reference.ping.appLimits };
+    const sentBytesPerS = (sentAll / localSpanMs) * 1000;
+    // The bytes between two pings' arrivals are those sent between the pings: they can arrive
+    // faster than they were sent only as fast as a queue drains. A count far beyond that is no
+    // sample (a receiver whose count restarted, a clock that jumped): one such read 1.16 GB/s in
+    // the browser swarm and held the pace there for the max filter's window.
+    if (bytesPerS > sentBytesPerS * MAX_DRAIN_SPEEDUP) return undefined;
+    return { bytesPerS, sentBytesPerS, appLimited: ping.appLimits !== reference.ping.appLimits };
   }
 
   forget(peerId: string): void {
