@@ -28,10 +28,10 @@ const LINK_LIMITED_SHARE = 0.85;
 const REPROBE_ABOVE = 1.15;
 const LINK_KEPT_UP_SHARE = 0.95;
 /** The gain cycle after startup: probe above the estimate, drain what the probe queued, cruise. */
-const GAIN_CYCLE = [1.25, 0.75, 1, 1, 1, 1];
+const GAIN_CYCLE = [1.15, 0.85, 1, 1, 1, 1];
 const PHASE_MS = 500;
 /** A queueing delay the peers agree on above this drains at once (far above timer lag and a receiver's downlink queue). */
-export const QUEUE_GUARD_MS = 400;
+export const QUEUE_GUARD_MS = 300;
 const DRAIN_GAIN = 0.75;
 /** Requesters are told this share of the estimate: the rest is the viewer's own traffic (acknowledgements, requests, control). */
 const ADVERTISED_SHARE = 0.9;
