@@ -100,11 +100,13 @@ export class DeliveryRate {
     const localSpanMs = Math.max(wireMsDiff(ping.sentMs, reference.ping.sentMs), 1);
     const sentBytesPerS = (sentAll / localSpanMs) * 1000;
     // The bytes between two pings' arrivals are those sent between the pings: they can arrive
-    // faster than they were sent only as fast as a queue drains. A count far beyond that is no
-    // sample (a receiver whose count restarted, a clock that jumped): one such read 1.16 GB/s in
-    // the browser swarm and held the pace there for the max filter's window.
+    // faster than they were sent only as a queue drains. A count far beyond that is no sample (a
+    // receiver whose count restarted, a clock that jumped: one read 1.16 GB/s in the browser
+    // swarm and held the pace there for the max filter's window); and a sample says at most what
+    // was sent (a receiver's event loop that stalled and then stamped two pings close together
+    // reads as a faster link, and the max filter keeps the fastest).
     if (bytesPerS > sentBytesPerS * MAX_DRAIN_SPEEDUP) return undefined;
-    return { bytesPerS, sentBytesPerS, appLimited: ping.appLimits !== reference.ping.appLimits };
+    return { bytesPerS: Math.min(bytesPerS, sentBytesPerS), sentBytesPerS, appLimited: ping.appLimits !== reference.ping.appLimits };
   }
 
   forget(peerId: string): void {

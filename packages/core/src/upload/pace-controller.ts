@@ -33,6 +33,8 @@ const PHASE_MS = 500;
 /** A queueing delay the peers agree on above this drains at once (far above timer lag and a receiver's downlink queue). */
 export const QUEUE_GUARD_MS = 300;
 const DRAIN_GAIN = 0.75;
+/** A queue past the guard cuts the estimate by this much (each time, once a drain has ended). */
+const GUARD_CUT = 0.85;
 /** Requesters are told this share of the estimate: the rest is the viewer's own traffic (acknowledgements, requests, control). */
 const ADVERTISED_SHARE = 0.9;
 /** While we upload to a peer its pings sample the link this often (in startup every 250 ms, so that each doubling is seen); others every 4 s. */
@@ -126,6 +128,13 @@ export class PaceController {
     this.queueDelayAtMs = nowMs;
     if (delayMs <= QUEUE_GUARD_MS) return;
     if (this.startup) this.endStartup(nowMs);
+    // A standing queue is proof the pace ran past the link: the estimate was too high (samples
+    // from noisy JavaScript timestamps), so it comes down and the window starts over from here.
+    // Once a drain is under way, later readings of the same queue do not cut again.
+    if (nowMs >= this.drainUntilMs && this.bottleneckBytesPerS !== undefined) {
+      this.bottleneckBytesPerS *= GUARD_CUT;
+      this.samples = [];
+    }
     this.drainUntilMs = nowMs + PHASE_MS;
     this.setPace(nowMs);
   }
