@@ -54,7 +54,8 @@ export async function settleCompleted(transfer: Transfer, host: CompletionHost):
   if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
   if (transfer.ref.durationS > 0) stream.learnBitrate(bytes.length / transfer.ref.durationS);
   const stored = context.store.put(transfer.ref, bytes);
-  log(`#${sequence} complete: ${transfer.p2pBytes} bytes P2P, ${transfer.httpBytes} HTTP`, stream.key);
+  // e2e/browser-test/multi-sender.spec.ts reads "from N peers" in this line.
+  log(`#${sequence} complete: ${transfer.p2pBytes} bytes P2P from ${new Set(transfer.senders.filter((sender) => sender.end > sender.start).map((sender) => sender.peer)).size} peers, ${transfer.httpBytes} HTTP`, stream.key);
   stream.pool.announce(sequence, stored ? SegmentState.has : SegmentState.none);
   const source: SegmentSource = transfer.p2pBytes > transfer.httpBytes ? 'p2p' : 'http';
   let first = true;
