@@ -25,6 +25,9 @@ ${Object.values(networkProfiles).map((profile) => `                          ${p
   --minutes M           simulated minutes (default 10)
   --join-spread S       viewers join over S seconds (default: the scenario's, 30; VOD 60); the
                         browser swarm joins one a second: --join-spread 7 for 8 viewers
+  --no-wire-overhead    model payload only: no SCTP/DTLS/UDP/IP headers, acknowledgements or the
+                        HTTP downloads' TCP acknowledgements on the uplinks (the model before
+                        2026-12-02; by default they are charged as the browser swarm measured them)
   --seed N              random seed: the same seed gives the same report (default 1)
   --baseline-only       run the HTTP-only baseline alone (every viewer over HTTP, no Shoal run)
   --no-baseline         run Shoal alone, without the HTTP-only baseline run before it
@@ -72,6 +75,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       'bitrate-kbps': { type: 'string' },
       'engine-options': { type: 'string' },
       'join-spread': { type: 'string' },
+      'no-wire-overhead': { type: 'boolean', default: false },
       out: { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -103,6 +107,7 @@ export function parseSimArgs(argv: string[]): SimCliOptions | 'help' {
       seed,
       bitrateKbps: positive('bitrate-kbps', values['bitrate-kbps'], DEFAULT_SIMULATION.bitrateKbps),
       engineOptions,
+      wireOverhead: values['no-wire-overhead'] ? undefined : DEFAULT_SIMULATION.wireOverhead,
       ...(values['join-spread'] === undefined ? {} : { joinSpreadS: positive('join-spread', values['join-spread'], 30) }),
     },
     runs: values['baseline-only'] ? ['http'] : values['no-baseline'] ? ['shoal'] : ['http', 'shoal'],
@@ -144,6 +149,8 @@ export async function runSimCli(
   const account = runs.find((run) => run.engine === 'shoal')?.uplinkAccount;
   if (account) log(describeUplinkAccount(account));
   const sim = report.simulator;
+  const overhead = runs.find((run) => run.engine === 'shoal')?.simulator.wireOverhead;
+  if (overhead) log(`  besides payload, per viewer over the run (the model of sim/src/kit/wire-overhead.ts): SCTP/DTLS/ICE overhead ${overhead.dataChannelKbitPerS} kbit/s, TCP acknowledgements to the origin ${overhead.tcpAckKbitPerS} kbit/s`);
   log(
     `simulator: ${sim.events.toLocaleString('en')} events in ${(sim.wallMs / 1000).toFixed(1)} s wall; ` +
       `P2P viewers' own offload ${sim.p2pGroup.offload === null ? '–' : `${(sim.p2pGroup.offload * 100).toFixed(1)}%`} ` +

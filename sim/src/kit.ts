@@ -6,6 +6,7 @@ export { EventQueue, type SimEvent } from './kit/event-queue.js';
 export { VirtualClock } from './kit/virtual-clock.js';
 export { Prng } from './kit/prng.js';
 export { FlowNetwork, Pipe, SimHost, type LinkCapacity } from './kit/flow-network.js';
+export { BROWSER_WIRE_OVERHEAD, type WireOverhead } from './kit/wire-overhead.js';
 export { ChannelLedger, SimChannelEnd, connectHosts, linkTransports, type LinkOptions } from './kit/sim-channel.js';
 export { SimOrigin, HTTP_CHUNK_BYTES, type OriginCounters, type OriginOptions, type Rendition, type StreamSpec } from './kit/sim-origin.js';
 export { PlayerModel, DEFAULT_PLAYER_PARAMS, type PlayerParams, type PlayerSetup, type StallRecord, type ViewerRecord } from './kit/player-model.js';

@@ -21,6 +21,11 @@ export interface SimulatorSection {
   /** Data-payload bytes over all channels: sent = received + cancelled + dropped. */
   ledger: { sent: number; received: number; cancelled: number; dropped: number; messages: number };
   tracker: { announces: number; offersForwarded: number };
+  /**
+   * What the viewers' uplinks carried besides payload and control, kbit/s per viewer present, by
+   * the wire-overhead model (kit/wire-overhead.ts); null when it was off (--no-wire-overhead).
+   */
+  wireOverhead: { dataChannelKbitPerS: number; tcpAckKbitPerS: number } | null;
   /** The viewers with P2P on, alone: their HTTP bytes against what they were delivered, and their own capacity bound. */
   p2pGroup: { viewers: number; offload: number | null; ideal: number; efficiency: number | null; capacityBound: number; shareOfBound: number | null };
 }
@@ -143,9 +148,19 @@ export function simulatorSection(result: SimulationResult, record: RunRecord): S
   // Viewers without P2P add no uplink, so every viewer's presence gives the P2P group's own bound.
   const bound = capacityBound(ideal, uplinkPresences(record), delivered).bound;
   const { sent, received, cancelled, dropped, messages } = result.ledger;
+  let presentS = 0;
+  let dataChannelBytes = 0;
+  let tcpAckBytes = 0;
+  result.viewers.forEach((viewer, index) => {
+    presentS += ((viewer.leftMs ?? config.durationS * 1000) - viewer.joinMs) / 1000;
+    dataChannelBytes += result.wireOverhead[index]!.dataChannelBytes;
+    tcpAckBytes += result.wireOverhead[index]!.tcpAckBytes;
+  });
+  const kbitPerS = (bytes: number) => Math.round((bytes * 8) / Math.max(1, presentS) / 100) / 10;
   return {
     network: config.network,
     seed: config.seed,
+    wireOverhead: config.wireOverhead ? { dataChannelKbitPerS: kbitPerS(dataChannelBytes), tcpAckKbitPerS: kbitPerS(tcpAckBytes) } : null,
     bitrateKbps: config.bitrateKbps,
     segmentDurationS: config.segmentDurationS,
     wallMs: Math.round(result.wallMs),

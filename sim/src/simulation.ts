@@ -3,8 +3,8 @@
 // model. Returns the raw records; sim-report.ts turns them into the swarm report.
 import { ShoalEngine, streamKey, swarmIdFromUrl, type EngineOptionsInput, type EngineStats } from '@shoal/core';
 import {
-  ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock,
-  type LinkCapacity, type PlayerParams, type StreamSpec, type ViewerRecord,
+  BROWSER_WIRE_OVERHEAD, ChannelLedger, DEFAULT_PLAYER_PARAMS, FlowNetwork, PlayerModel, Prng, SimHost, SimOrigin, VirtualClock,
+  type LinkCapacity, type WireOverhead, type PlayerParams, type StreamSpec, type ViewerRecord,
 } from './kit.js';
 import { networkProfile, viewerUploads } from '@shoal/e2e/network-profiles';
 import { simLink, simScenario, type SimScenario } from './sim-scenarios.js';
@@ -29,6 +29,8 @@ export interface SimulationConfig {
   bucketS: number;
   /** Viewers join over this many seconds instead of the scenario's (the browser swarm's schedule: peers - 1). */
   joinSpreadS?: number;
+  /** What the wire carries besides payload (kit/wire-overhead.ts); undefined: payload only, the model before 2026-12-02. */
+  wireOverhead: WireOverhead | undefined;
   /** Replaces a viewer's drawn access link (tests give one viewer a particular uplink). */
   linkOverride?: (viewerIndex: number, drawn: LinkCapacity) => LinkCapacity;
   /** Called before the run starts: tests inject faults through it. */
@@ -47,6 +49,7 @@ export const DEFAULT_SIMULATION: Omit<SimulationConfig, 'scenario' | 'peers'> = 
   segmentDurationS: 2,
   engineOptions: {},
   bucketS: 10,
+  wireOverhead: BROWSER_WIRE_OVERHEAD,
 };
 
 /** How often, in virtual time, a run reports its progress (the meter prints at most every few wall seconds). */
@@ -74,6 +77,8 @@ export interface SimulationResult {
   tracker: { announces: number; offersForwarded: number };
   /** Each viewer's access link, as drawn (or overridden). */
   links: LinkCapacity[];
+  /** Each viewer's uplink bytes besides payload and control, by the wire-overhead model (0 without it). */
+  wireOverhead: { dataChannelBytes: number; tcpAckBytes: number }[];
   /** For the account of the uplinks after the joins (sim-report.ts). */
   uplink: UplinkRecord;
   wallMs: number;
@@ -82,7 +87,7 @@ export interface SimulationResult {
 
 export class Simulation {
   readonly clock = new VirtualClock();
-  readonly network = new FlowNetwork(this.clock);
+  readonly network: FlowNetwork;
   readonly ledger = new ChannelLedger();
   readonly origin: SimOrigin;
   readonly tracker: SimTracker;
@@ -99,6 +104,7 @@ export class Simulation {
   private readonly streamKey: string;
 
   constructor(readonly config: SimulationConfig) {
+    this.network = new FlowNetwork(this.clock, config.wireOverhead);
     const scenario = simScenario(config.scenario);
     this.scenario = config.joinSpreadS === undefined ? scenario : { ...scenario, joinSpreadS: config.joinSpreadS };
     const swarm = this.scenario.swarm;
@@ -231,6 +237,7 @@ export class Simulation {
       deliveredByBucket: this.deliveredByBucket,
       tracker: { announces: this.tracker.announces, offersForwarded: this.tracker.offersForwarded },
       links: this.viewers.map((viewer) => viewer.host.capacity),
+      wireOverhead: this.viewers.map(({ host }) => ({ dataChannelBytes: host.overheadBytes, tcpAckBytes: host.tcpAckBytes })),
       uplink: this.uplink.record(),
       wallMs: performance.now() - started,
       events: this.clock.eventsRun,

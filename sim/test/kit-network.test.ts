@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChannelLedger, FlowNetwork, Pipe, Prng, SimHost, SimOrigin, VirtualClock, connectHosts } from '../src/kit.js';
+import { BROWSER_WIRE_OVERHEAD, ChannelLedger, FlowNetwork, Pipe, Prng, SimHost, SimOrigin, VirtualClock, connectHosts } from '../src/kit.js';
 
 const host = (id: string, upBytesPerS: number, downBytesPerS = Infinity, latencyMs = 0) => new SimHost(id, { upBytesPerS, downBytesPerS, latencyMs });
 
@@ -149,5 +149,65 @@ describe('a saturated uplink slows what else the host sends (bufferbloat)', () =
     expect(idle).toBeLessThan(700);
     // The request and the two acknowledgement round trips each wait behind 600 ms of the viewer's own uploads.
     expect(busy - idle).toBeGreaterThanOrEqual(3 * 600 - 100); // less what the idle case spent sending between round trips
+  });
+});
+
+describe('what the wire carries besides payload (wire-overhead.ts)', () => {
+  const overhead = BROWSER_WIRE_OVERHEAD;
+  const silent = { message: () => {}, close: () => {}, drain: () => {} };
+
+  it('sends each message with its packets\' headers, and the receiver acknowledges them on its own uplink', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock, overhead);
+    const receiver = host('b', 100_000);
+    const [a, b] = connectHosts(network, new ChannelLedger(), { host: host('a', 100_000), peerId: 'a' }, { host: receiver, peerId: 'b' });
+    let arrivedAt = -1;
+    a.setEvents(silent);
+    b.setEvents({ ...silent, message: () => (arrivedAt = clock.now()) });
+    a.send(new Uint8Array(16 * 1024).fill(0x05, 0, 1));
+    await clock.runUntil(10_000);
+    const packets = Math.ceil((16 * 1024) / overhead.packetPayloadBytes);
+    // 16 KiB and 15 packets' headers at 100 kB/s (without the model: 163.84 ms).
+    expect(arrivedAt).toBeCloseTo(((16 * 1024 + packets * overhead.packetBytes) * 1000) / 100_000, 6);
+    expect(a.bufferedAmount).toBe(0);
+    expect(receiver.overheadBytes).toBeCloseTo((packets / overhead.dataPacketsPerAck) * overhead.ackBytes, 6);
+  });
+
+  it('costs nothing on an idle uplink, and on a busy one delays the next data message by the headers and acknowledgements sent meanwhile', async () => {
+    const arrivalOfSecond = async (withControl: boolean) => {
+      const clock = new VirtualClock();
+      const network = new FlowNetwork(clock, overhead);
+      const sender = host('s', 10_000);
+      const [data, dataRemote] = connectHosts(network, new ChannelLedger(), { host: sender, peerId: 's' }, { host: host('d', 0), peerId: 'd' });
+      const [control, controlRemote] = connectHosts(network, new ChannelLedger(), { host: sender, peerId: 's' }, { host: host('c', 0), peerId: 'c' });
+      const arrivals: number[] = [];
+      for (const end of [data, control, controlRemote]) end.setEvents(silent);
+      dataRemote.setEvents({ ...silent, message: () => arrivals.push(clock.now()) });
+      if (withControl) control.send(Uint8Array.of(0x0a, 0, 0, 0, 1)); // the uplink is idle: free
+      data.send(new Uint8Array(1000).fill(0x05, 0, 1));
+      // While the first data message is on the wire, 20 pings of 5 bytes to the other peer.
+      if (withControl) for (let i = 0; i < 20; i++) control.send(Uint8Array.of(0x0a, 0, 0, 0, 1));
+      data.send(new Uint8Array(1000).fill(0x05, 0, 1));
+      await clock.runUntil(10_000);
+      expect(sender.overheadBytes).toBe((withControl ? 21 * (5 + overhead.packetBytes) : 0) + 2 * overhead.packetBytes);
+      return arrivals[1]!;
+    };
+    const quiet = await arrivalOfSecond(false);
+    expect(quiet).toBeCloseTo((2 * (1000 + overhead.packetBytes) * 1000) / 10_000, 6);
+    expect(await arrivalOfSecond(true)).toBeCloseTo(quiet + (20 * (5 + overhead.packetBytes) * 1000) / 10_000, 6);
+  });
+
+  it('sends TCP acknowledgements up the uplink for what an HTTP download brings', async () => {
+    const clock = new VirtualClock();
+    const network = new FlowNetwork(clock, overhead);
+    const viewer = new SimHost('v', { upBytesPerS: 16_000, downBytesPerS: 250_000, latencyMs: 20 });
+    const spec = { kind: 'vod', renditions: [{ streamKey: 'k', bitrateBitsPerS: 300_000 }], segmentDurationS: 2, sizeJitter: 0, liveWindowSize: 10, segmentCount: 4 } as const;
+    const origin = new SimOrigin(clock, network, spec, { latencyMs: 10, perConnectionBytesPerS: Infinity }, new Prng(1), 10_000);
+    const body = origin.client(viewer).fetch({ url: 'sim://origin/r0-1.ts' }).body;
+    await clock.runUntil(10_000);
+    const bytes = (await body).byteLength;
+    expect(bytes).toBeGreaterThan(50_000);
+    expect(viewer.tcpAckBytes).toBeCloseTo(bytes * overhead.httpAckShare, 3);
+    expect(viewer.overheadBytes).toBe(0);
   });
 });

@@ -6,6 +6,7 @@
 // a unit's completion is one event at the time its bytes drain.
 import type { SimEvent } from './event-queue.js';
 import type { VirtualClock } from './virtual-clock.js';
+import type { WireOverhead } from './wire-overhead.js';
 
 export interface LinkCapacity {
   /** Bytes/s; Infinity for unthrottled. 0 stops every flow out of the host. */
@@ -27,10 +28,35 @@ export class SimHost {
   /** The flow network's mark: this downlink was already refilled in the current reshare. */
   reshareStamp = 0;
 
+  /** Bytes of overhead (wire-overhead.ts) sent while the uplink was busy, not yet charged to a flow. */
+  private overheadOwed = 0;
+  /** Every byte of data-channel overhead the uplink sent (headers, acknowledgements, ICE checks), busy or not. */
+  overheadBytes = 0;
+  /** TCP acknowledgements of the host's HTTP downloads, busy or not. */
+  tcpAckBytes = 0;
+
   constructor(
     readonly id: string,
     public capacity: LinkCapacity,
   ) {}
+
+  /**
+   * The uplink sent `bytes` of headers or acknowledgements. On an idle uplink they cost nothing
+   * anyone would notice; on a busy one they take the time of the next unit the host sends.
+   */
+  sendOverhead(bytes: number, tcp = false): void {
+    if (tcp) this.tcpAckBytes += bytes;
+    else this.overheadBytes += bytes;
+    if (this.uplink.size > 0) this.overheadOwed += bytes;
+  }
+
+  /** The overhead owed (to be sent with the next unit, whose own headers `ownBytes` are), forgotten here. */
+  takeOverheadOwed(ownBytes: number): number {
+    this.overheadBytes += ownBytes;
+    const owed = this.overheadOwed;
+    this.overheadOwed = 0;
+    return owed + ownBytes;
+  }
 
   /**
    * Queueing delay that anything this host sends now waits behind (an HTTP request, the TCP
@@ -167,7 +193,11 @@ export class FlowNetwork {
   /** Rate recomputations, for profiling. */
   reshares = 0;
 
-  constructor(readonly clock: VirtualClock) {}
+  constructor(
+    readonly clock: VirtualClock,
+    /** What the wire carries besides payload; undefined: nothing (payload only). */
+    readonly wireOverhead?: WireOverhead,
+  ) {}
 
   /** What the sender side allows a flow: its share of the sender's uplink, and the source's own cap. */
   private senderCap(pipe: Pipe, extra = 0): number {

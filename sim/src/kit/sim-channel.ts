@@ -7,6 +7,7 @@ import { DATA_HEADER_BYTES, MessageType, type PeerTransport, type PeerTransportE
 import { DEFAULT_SIGNALING_OPTIONS } from '@shoal/core/webrtc';
 import { FlowNetwork, Pipe, SimHost } from './flow-network.js';
 import type { VirtualClock } from './virtual-clock.js';
+import { packetsOf } from './wire-overhead.js';
 
 /** The browser signaling's low-water mark for a channel's drain event. */
 const DRAIN_THRESHOLD_BYTES = DEFAULT_SIGNALING_OPTIONS.bufferedAmountLowThreshold;
@@ -68,7 +69,20 @@ export class SimChannelEnd implements PeerTransport {
     return this.host.capacity.latencyMs + this.other.host.capacity.latencyMs;
   }
 
+  /** Until when this end's ICE checks were charged (wire-overhead.ts). */
+  private iceChargedMs = 0;
+
+  /** The ICE checks since the last charge, sent now (lazily, at the channel's next message). */
+  private chargeIceChecks(): void {
+    const overhead = this.network.wireOverhead;
+    if (!overhead) return;
+    const now = this.network.clock.now();
+    if (this.iceChargedMs > 0) this.host.sendOverhead(((now - this.iceChargedMs) / 1000) * overhead.iceCheckBytesPerS);
+    this.iceChargedMs = now;
+  }
+
   send(data: Uint8Array): void {
+    this.chargeIceChecks();
     const payload = data[0] === TYPE_DATA ? data.length - DATA_HEADER_BYTES : 0;
     this.ledger.sent += payload;
     this.ledger.messages++;
@@ -79,15 +93,19 @@ export class SimChannelEnd implements PeerTransport {
     let generation = 0;
     if (payload > 0) generation = this.cancelsReceived.get(sequenceOf(data)) ?? 0;
     else if (data[0] === TYPE_CANCEL) increment(this.cancelsSent, sequenceOf(data));
+    const overhead = this.network.wireOverhead;
+    const headerBytes = overhead ? packetsOf(overhead, data.length) * overhead.packetBytes : 0;
     if (this.pipe.instant || (data.length <= SMALL_MESSAGE_BYTES && !this.pipe.active)) {
       // A small message still waits behind whatever the sender's other uploads queued at its router.
+      if (overhead) this.host.sendOverhead(data.length + headerBytes);
       this.transmitted(data, payload, generation, this.host.uplinkQueueDelayMs());
       return;
     }
     const size = data.length;
+    const wireBytes = size + (overhead ? this.host.takeOverheadOwed(headerBytes) : 0);
     this.bufferedAmount += size;
     this.queuedPayload += payload;
-    this.pipe.push(size, () => {
+    this.pipe.push(wireBytes, () => {
       const before = this.bufferedAmount;
       this.bufferedAmount -= size;
       this.queuedPayload -= payload;
@@ -142,6 +160,13 @@ export class SimChannelEnd implements PeerTransport {
     if (this.closed) {
       this.ledger.dropped += payload;
       return;
+    }
+    const overhead = this.network.wireOverhead;
+    if (overhead) {
+      this.chargeIceChecks();
+      const packets = packetsOf(overhead, data.length);
+      // SCTP acknowledges every second packet, or one alone after its delayed-ack timer.
+      this.host.sendOverhead((data[0] === TYPE_DATA ? packets / overhead.dataPacketsPerAck : packets) * overhead.ackBytes);
     }
     if (payload > 0) {
       if (generation < (this.cancelsSent.get(sequenceOf(data)) ?? 0)) this.ledger.cancelled += payload;

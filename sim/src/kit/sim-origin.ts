@@ -257,6 +257,8 @@ export class SimOrigin {
             offset = end;
             transfer.push(chunk.length, () => {
               this.countBytes(counted, chunk.length);
+              const overhead = this.network.wireOverhead;
+              if (overhead) host.sendOverhead(chunk.length * overhead.httpAckShare, true);
               timers.push(
                 clock.setTimeout(() => {
                   if (settled) return;
