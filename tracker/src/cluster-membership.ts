@@ -6,6 +6,10 @@
 // completion, owner change, leave), never re-announces, so the traffic between nodes is the
 // relayed offers and answers plus one short message per join and per leave.
 //
+// A peer id keeps its owner across nodes as on one (swarm-registry.ts): a join carries the
+// peer's key, and another node's claim on a peer id held by a different owner moves it only when
+// it shows the same key (the client reconnected through that node).
+//
 // The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
 // ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
 
@@ -36,6 +40,7 @@ const BYE = 6;
 /** What a node (or, for a thread that exited, the main thread on its behalf) sends when leaving. */
 export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
 const ID_BYTES = 20;
+/** connection id, complete, info_hash, peer_id: a LEAVE's entry; a JOIN's adds the key (length byte, bytes). */
 const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
 
 /** A socket on another node, as this node's registry and message handler see it. */
@@ -77,10 +82,12 @@ export interface MembershipCounters {
   nodesLost: number;
   /** Messages from other nodes that could not be read. */
   malformed: number;
+  /** Another node's join for a peer id held here by another owner, without that peer's key: ignored. */
+  claimsRefused: number;
 }
 
 export class ClusterMembership {
-  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0, malformed: 0 };
+  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0, malformed: 0, claimsRefused: 0 };
   private readonly remote = new Map<string, Map<number, RemoteConnection>>();
   private localPeerCount = 0;
   private localSeederCount = 0;
@@ -188,11 +195,11 @@ export class ClusterMembership {
     const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     switch (type) {
       case JOIN:
-        if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('JOIN length');
-        return this.applyJoin(from, view, 1);
+        if (this.applyJoin(from, view, 1) !== payload.length) throw new RangeError('JOIN length');
+        return;
       case LEAVE: {
         if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('LEAVE length');
-        const { connectionId, infoHash, peerId } = decodeEntry(view, 1);
+        const { connectionId, infoHash, peerId } = decodeEntry(view, 1, false);
         const peer = this.registry.getPeer(infoHash, peerId);
         const owner = peer?.owner;
         if (peer && owner instanceof RemoteConnection && owner.nodeId === from && owner.connectionId === connectionId) this.registry.remove(peer);
@@ -212,7 +219,7 @@ export class ClusterMembership {
       }
       case SYNC: {
         this.forgetNode(from, false);
-        for (let offset = 1; offset + ENTRY_BYTES <= payload.length; offset += ENTRY_BYTES) this.applyJoin(from, view, offset);
+        for (let offset = 1; offset < payload.length; ) offset = this.applyJoin(from, view, offset);
         return;
       }
       case HELLO:
@@ -226,8 +233,9 @@ export class ClusterMembership {
     }
   }
 
-  private applyJoin(from: string, view: DataView, offset: number): void {
-    const { connectionId, complete, infoHash, peerId } = decodeEntry(view, offset);
+  /** Applies the join entry at `offset`; returns the offset after it. */
+  private applyJoin(from: string, view: DataView, offset: number): number {
+    const { connectionId, complete, infoHash, peerId, key, end } = decodeEntry(view, offset);
     let nodeConnections = this.remote.get(from);
     if (!nodeConnections) {
       nodeConnections = new Map();
@@ -238,9 +246,15 @@ export class ClusterMembership {
       owner = new RemoteConnection(from, connectionId, this);
       nodeConnections.set(connectionId, owner);
     }
-    const result = this.registry.announce({ infoHash, peerId, owner, event: 'update', left: complete ? 0 : 1, nowMs: Date.now() });
+    const result = this.registry.announce({ infoHash, peerId, owner, event: 'update', left: complete ? 0 : 1, key, nowMs: Date.now() });
+    if (result.taken) {
+      // Claimed by two owners at once without the same key (only in a race of first joins): each node keeps the one it had.
+      this.counters.claimsRefused++;
+      if (owner.swarmCount === 0) nodeConnections.delete(connectionId);
+      return end;
+    }
     const peer = result.peer!;
-    // The peer id reconnected through another node: our old socket no longer holds it.
+    // The peer id reconnected through another node, with its key: our old socket no longer holds it.
     if (result.replacedOwner && result.replacedOwner !== owner) {
       const previous = result.replacedOwner;
       previous.dropPeer(peer);
@@ -248,6 +262,7 @@ export class ClusterMembership {
     }
     owner.addPeer(peer);
     this.localDirty = true;
+    return end;
   }
 
   /** Drops every peer a node held; `counted` is false when the node is only being re-synced. */
@@ -261,39 +276,74 @@ export class ClusterMembership {
   }
 
   private encodeEntry(type: number, peer: PeerEntry<Connection>): Uint8Array {
-    const payload = new Uint8Array(1 + ENTRY_BYTES);
+    const withKey = type !== LEAVE;
+    const payload = new Uint8Array(1 + entryBytes(peer, withKey));
     payload[0] = type;
-    writeEntry(payload, 1, peer);
+    writeEntry(payload, 1, peer, withKey);
     return payload;
   }
 
   /** Every peer owned here, for a node that (re)joined. */
   private encodeSync(): Uint8Array {
     const local: PeerEntry<Connection>[] = [];
-    for (const swarm of this.registry.swarms.values()) for (const peer of swarm.peers) if (!(peer.owner instanceof RemoteConnection)) local.push(peer);
-    const payload = new Uint8Array(1 + local.length * ENTRY_BYTES);
+    let bytes = 1;
+    for (const swarm of this.registry.swarms.values()) {
+      for (const peer of swarm.peers) {
+        if (peer.owner instanceof RemoteConnection) continue;
+        local.push(peer);
+        bytes += entryBytes(peer, true);
+      }
+    }
+    const payload = new Uint8Array(bytes);
     payload[0] = SYNC;
-    local.forEach((peer, i) => writeEntry(payload, 1 + i * ENTRY_BYTES, peer));
+    let offset = 1;
+    for (const peer of local) offset = writeEntry(payload, offset, peer, true);
     return payload;
   }
 }
 
-function writeEntry(target: Uint8Array, offset: number, peer: PeerEntry<Connection>): void {
-  new DataView(target.buffer, target.byteOffset).setUint32(offset, (peer.owner as AddressableConnection).connectionId);
-  target[offset + 4] = peer.complete ? 1 : 0;
-  // info_hash and peer_id are binary strings: one byte per code point (0-255).
-  for (let i = 0; i < ID_BYTES; i++) {
-    target[offset + 5 + i] = peer.swarm.infoHash.charCodeAt(i);
-    target[offset + 5 + ID_BYTES + i] = peer.peerId.charCodeAt(i);
-  }
+const entryBytes = (peer: PeerEntry<Connection>, withKey: boolean) => ENTRY_BYTES + (withKey ? 1 + (peer.key?.length ?? 0) : 0);
+
+/** Writes a binary string (one byte per code point, 0-255), as ids and keys are. */
+function writeId(target: Uint8Array, offset: number, id: string): void {
+  for (let i = 0; i < id.length; i++) target[offset + i] = id.charCodeAt(i);
 }
 
-function decodeEntry(view: DataView, offset: number): { connectionId: number; complete: boolean; infoHash: string; peerId: string } {
+function readId(bytes: Uint8Array, offset: number, length = ID_BYTES): string {
+  return String.fromCharCode(...bytes.subarray(offset, offset + length));
+}
+
+/** Returns the offset after the entry. */
+function writeEntry(target: Uint8Array, offset: number, peer: PeerEntry<Connection>, withKey: boolean): number {
+  new DataView(target.buffer, target.byteOffset).setUint32(offset, (peer.owner as AddressableConnection).connectionId);
+  target[offset + 4] = peer.complete ? 1 : 0;
+  writeId(target, offset + 5, peer.swarm.infoHash);
+  writeId(target, offset + 5 + ID_BYTES, peer.peerId);
+  if (!withKey) return offset + ENTRY_BYTES;
+  const key = peer.key ?? '';
+  target[offset + ENTRY_BYTES] = key.length;
+  writeId(target, offset + ENTRY_BYTES + 1, key);
+  return offset + ENTRY_BYTES + 1 + key.length;
+}
+
+/** A LEAVE's entry (`key` null), or a JOIN's with its key; `end` is the offset after it. */
+function decodeEntry(view: DataView, offset: number, withKey = true) {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  let end = offset + ENTRY_BYTES;
+  let key: string | null = null;
+  if (withKey) {
+    if (end >= bytes.length) throw new RangeError('entry length');
+    const keyLength = bytes[end]!;
+    if (keyLength > 0) key = readId(bytes, end + 1, keyLength);
+    end += 1 + keyLength;
+  }
+  if (end > bytes.length) throw new RangeError('entry length');
   return {
     connectionId: view.getUint32(offset),
     complete: bytes[offset + 4] === 1,
-    infoHash: String.fromCharCode(...bytes.subarray(offset + 5, offset + 5 + ID_BYTES)),
-    peerId: String.fromCharCode(...bytes.subarray(offset + 5 + ID_BYTES, offset + 5 + ID_BYTES * 2)),
+    infoHash: readId(bytes, offset + 5),
+    peerId: readId(bytes, offset + 5 + ID_BYTES),
+    key,
+    end,
   };
 }

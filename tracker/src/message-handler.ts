@@ -1,6 +1,10 @@
 // What the tracker does with each message, independent of the socket library: rate limits,
 // announce/answer/scrape, offer and answer relay. The server adapter (uWS) only moves text
 // frames in and out and reports closes.
+//
+// Who may speak for a peer: its peer_id belongs to the connection that announced it first
+// (swarm-registry.ts); another connection's announce for it is refused unless it shows the
+// peer's `key`.
 
 import type { Connection } from './connection.js';
 import { readFrame } from './frame-reader.js';
@@ -8,7 +12,7 @@ import { OutgoingFrames, failureFrame } from './outgoing-frames.js';
 import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
 import { isAbusive, secondsUntilToken, takeTokens } from './rate-limit.js';
 import { routingOf } from './request-routing.js';
-import { SwarmRegistry } from './swarm-registry.js';
+import { SwarmRegistry, provesKey } from './swarm-registry.js';
 
 /** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
 export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
@@ -33,6 +37,8 @@ export interface MessageCounters {
   offersRelayed: number;
   answersRelayed: number;
   failures: number;
+  /** Announces refused: their peer_id belongs to another connection, and they did not show its key. */
+  peerIdInUse: number;
   rateLimited: number;
   abusersClosed: number;
   peersExpired: number;
@@ -43,6 +49,7 @@ export const CLOSE_POLICY = 1008;
 /** An invalid message costs this many rate-limit tokens, so garbage gets a socket closed fast. */
 const INVALID_MESSAGE_COST = 5;
 const textDecoder = new TextDecoder();
+const PEER_ID_IN_USE = 'peer_id in use by another connection';
 
 export class MessageHandler {
   readonly registry = new SwarmRegistry<Connection>();
@@ -54,6 +61,7 @@ export class MessageHandler {
     offersRelayed: 0,
     answersRelayed: 0,
     failures: 0,
+    peerIdInUse: 0,
     rateLimited: 0,
     abusersClosed: 0,
     peersExpired: 0,
@@ -179,6 +187,12 @@ export class MessageHandler {
       return;
     }
     if (!existing) {
+      // aquatic_ws ignores such an announce; a failure reason tells an honest client why nothing happens.
+      const holder = this.registry.getPeer(infoHash, peerId);
+      if (holder && !provesKey(holder, request.key)) {
+        this.counters.peerIdInUse++;
+        return this.fail(connection, PEER_ID_IN_USE, 'announce', infoHash);
+      }
       const refusal = this.refuseJoin(connection, infoHash, peerId);
       if (refusal) return this.fail(connection, refusal, 'announce', infoHash);
     }
@@ -189,6 +203,7 @@ export class MessageHandler {
       owner: connection,
       event: request.event,
       left: request.left,
+      key: request.key,
       nowMs,
     });
     const peer = result.peer;

@@ -60,9 +60,9 @@ function node(network: MemoryNetwork, nodeId: string) {
 }
 
 const hash = binaryId('cluster-swarm');
-const announce = (peer: string, offers = 0) =>
+const announce = (peer: string, offers = 0, key?: string) =>
   JSON.stringify({
-    action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId(peer), left: 1, numwant: offers,
+    action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId(peer), left: 1, numwant: offers, key,
     offers: Array.from({ length: offers }, (_, i) => ({ offer: { type: 'offer', sdp: `sdp-${peer}-${i}` }, offer_id: binaryId(`${peer}-o${i}`) })),
   });
 
@@ -87,20 +87,26 @@ describe('ClusterMembership', () => {
     expect(a.membership.counters).toMatchObject({ relaysReceived: 1, relaysSent: 1, malformed: 0 });
   });
 
-  it('mirrors leaves and completions, drops a lost node\'s peers, and moves a peer id that reconnects elsewhere', () => {
+  it('mirrors leaves and completions, drops a lost node\'s peers, and moves a peer id that reconnects elsewhere with its key', () => {
     const network = new MemoryNetwork();
     const a = node(network, 'a');
     const b = node(network, 'b');
     const alice = a.connect();
     const bob = b.connect();
-    a.handler.handleMessage(alice, announce('alice'), Date.now());
+    a.handler.handleMessage(alice, announce('alice', 0, 'alice-key'), Date.now());
     b.handler.handleMessage(bob, announce('bob'), Date.now());
     a.handler.handleMessage(alice, JSON.stringify({ action: 'announce', event: 'completed', info_hash: hash, peer_id: binaryId('alice'), left: 0 }), Date.now());
     expect(b.handler.registry.counts()).toMatchObject({ seeders: 1, leechers: 1 });
 
-    // Alice reconnects through node b: node a forgets its old socket's claim.
+    // Someone else claims alice's id through node b: refused there, and node a keeps her.
+    const mallory = b.connect();
+    b.handler.handleMessage(mallory, announce('alice', 0, 'guess'), Date.now());
+    expect(mallory.sent.at(-1)).toMatchObject({ 'failure reason': 'peer_id in use by another connection' });
+    expect(a.membership.countLocal().peers).toBe(1);
+
+    // Alice reconnects through node b with her key: node a forgets its old socket's claim.
     const aliceAgain = b.connect();
-    b.handler.handleMessage(aliceAgain, announce('alice'), Date.now());
+    b.handler.handleMessage(aliceAgain, announce('alice', 0, 'alice-key'), Date.now());
     expect(a.membership.countLocal().peers).toBe(0);
     expect(b.membership.countLocal().peers).toBe(2);
     a.handler.handleClose(alice);
@@ -113,6 +119,24 @@ describe('ClusterMembership', () => {
     // Node b is lost: node a drops everything it held.
     network.buses.get('a')!.onNodeLost!('b');
     expect(a.handler.registry.counts()).toMatchObject({ swarms: 0, peers: 0 });
+  });
+
+  it('keeps a peer id with the owner each node had when two first claims crossed, without the same key', () => {
+    const network = new MemoryNetwork();
+    const a = node(network, 'a');
+    const b = node(network, 'b');
+    // Apart (b's bus off the network), each node's socket claims the same id with its own key.
+    const busB = network.buses.get('b')!;
+    network.buses.delete('b');
+    const first = a.connect();
+    const second = b.connect();
+    a.handler.handleMessage(first, announce('twin', 0, 'key-1'), Date.now());
+    b.handler.handleMessage(second, announce('twin', 0, 'key-2'), Date.now());
+    network.buses.set('b', busB);
+    busB.onConnected!();
+    expect(a.membership.counters.claimsRefused + b.membership.counters.claimsRefused).toBeGreaterThanOrEqual(2);
+    expect(a.handler.registry.getPeer(hash, binaryId('twin'))!.owner).toBe(first);
+    expect(b.handler.registry.getPeer(hash, binaryId('twin'))!.owner).toBe(second);
   });
 
   it('ignores what it cannot read, and re-syncs a node that comes back', () => {

@@ -241,12 +241,17 @@ describe('protocol details of the shoal tracker', () => {
     expect(await alice.next()).toMatchObject({ action: 'scrape', 'failure reason': 'full scrape is disabled on this tracker' });
   });
 
-  it('lets a reconnecting client take its peer_id over from its old socket', async () => {
+  it('lets a reconnecting client take its peer_id over from its old socket by showing its key, and no one else', async () => {
     const hash = binaryId('reconnect');
     const first = await connect();
-    await join(first, hash, 'phoenix');
+    first.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), key: 'phoenix-key', left: 1, offers: [] });
+    await first.next(isResponse);
+    const stranger = await connect();
+    stranger.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), left: 1, offers: [] });
+    expect(await stranger.next((m) => m['failure reason'] !== undefined)).toMatchObject({ 'failure reason': 'peer_id in use by another connection', info_hash: hash });
     const second = await connect();
-    expect(await join(second, hash, 'phoenix')).toMatchObject({ incomplete: 1 });
+    second.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), key: 'phoenix-key', left: 1, offers: [] });
+    expect(await second.next(isResponse)).toMatchObject({ incomplete: 1 });
     first.close();
     await first.closed();
     const watcher = await connect();
