@@ -8,13 +8,15 @@
 //
 // A peer id keeps its owner across nodes as on one (swarm-registry.ts): a join carries the
 // peer's key, and another node's claim on a peer id held by a different owner moves it only when
-// it shows the same key (the client reconnected through that node).
+// it shows the same key (the client reconnected through that node). An offer relayed to another
+// node's socket says which offer it is, so that node's offer book lets only that socket answer it.
 //
 // The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
 // ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
 
 import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
 import { Connection } from './connection.js';
+import type { OfferBook } from './offer-book.js';
 
 /** How nodes reach each other. Implementations frame messages with the sender's id. */
 export interface ClusterBus {
@@ -37,11 +39,14 @@ const RELAY = 3;
 const SYNC = 4;
 const HELLO = 5;
 const BYE = 6;
+const RELAY_OFFER = 7;
 /** What a node (or, for a thread that exited, the main thread on its behalf) sends when leaving. */
 export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
 const ID_BYTES = 20;
 /** connection id, complete, info_hash, peer_id: a LEAVE's entry; a JOIN's adds the key (length byte, bytes). */
 const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
+/** RELAY_OFFER's header after its type: connection id, info_hash, offerer's peer_id, offer_id. */
+const OFFER_HEADER_BYTES = 4 + ID_BYTES * 3;
 
 /** A socket on another node, as this node's registry and message handler see it. */
 export class RemoteConnection extends Connection {
@@ -56,6 +61,11 @@ export class RemoteConnection extends Connection {
   send(frame: string | Uint8Array): boolean {
     this.membership.relay(this, frame);
     return true;
+  }
+
+  override sendOffer(frame: Uint8Array, infoHash: string, offererId: string, offerId: string): boolean {
+    this.membership.relayOffer(this, frame, infoHash, offererId, offerId);
+    return false;
   }
 
   /** Closing is the owning node's business; a stand-in has nothing to close. */
@@ -100,6 +110,8 @@ export class ClusterMembership {
     private readonly bus: ClusterBus,
     /** The local socket with this number, if still open. */
     private readonly localConnection: (connectionId: number) => AddressableConnection | undefined,
+    /** Where offers relayed to this node's sockets are remembered (the message handler's book). */
+    private readonly offers: OfferBook<PeerEntry<Connection>> | null = null,
   ) {
     const handlerRemoved = registry.onPeerRemoved;
     registry.onPeerRemoved = (peer) => {
@@ -140,6 +152,20 @@ export class ClusterMembership {
     payload[0] = RELAY;
     new DataView(payload.buffer).setUint32(1, target.connectionId);
     payload.set(bytes, 5);
+    this.bus.sendTo(target.nodeId, payload);
+    this.counters.relaysSent++;
+  }
+
+  /** An offer for another node's socket, with what that node's offer book must remember. */
+  relayOffer(target: RemoteConnection, frame: Uint8Array, infoHash: string, offererId: string, offerId: string): void {
+    const start = 1 + OFFER_HEADER_BYTES;
+    const payload = new Uint8Array(start + frame.length);
+    payload[0] = RELAY_OFFER;
+    new DataView(payload.buffer).setUint32(1, target.connectionId);
+    writeId(payload, 5, infoHash);
+    writeId(payload, 5 + ID_BYTES, offererId);
+    writeId(payload, 5 + ID_BYTES * 2, offerId);
+    payload.set(frame, start);
     this.bus.sendTo(target.nodeId, payload);
     this.counters.relaysSent++;
   }
@@ -217,6 +243,8 @@ export class ClusterMembership {
         connection.send(payload.subarray(5));
         return;
       }
+      case RELAY_OFFER:
+        return this.receiveOffer(payload, view);
       case SYNC: {
         this.forgetNode(from, false);
         for (let offset = 1; offset < payload.length; ) offset = this.applyJoin(from, view, offset);
@@ -231,6 +259,19 @@ export class ClusterMembership {
       default:
         throw new RangeError(`unknown message type ${type}`);
     }
+  }
+
+  private receiveOffer(payload: Uint8Array, view: DataView): void {
+    if (payload.length < 1 + OFFER_HEADER_BYTES) throw new RangeError('RELAY_OFFER length');
+    this.counters.relaysReceived++;
+    const connection = this.localConnection(view.getUint32(1));
+    if (!connection || connection.closed) {
+      this.counters.relaysUndeliverable++;
+      return;
+    }
+    connection.send(payload.subarray(1 + OFFER_HEADER_BYTES));
+    const target = connection.peerIn(readId(payload, 5));
+    if (target) this.offers?.record(readId(payload, 5 + ID_BYTES * 2), target, readId(payload, 5 + ID_BYTES), Date.now());
   }
 
   /** Applies the join entry at `offset`; returns the offset after it. */

@@ -4,7 +4,8 @@
 //
 // Who may speak for a peer: its peer_id belongs to the connection that announced it first
 // (swarm-registry.ts); another connection's announce for it is refused unless it shows the
-// peer's `key`.
+// peer's `key`. An answer is relayed only for an offer this tracker gave the answerer
+// (offer-book.ts), back to the peer that made it.
 
 import type { Connection } from './connection.js';
 import { readFrame } from './frame-reader.js';
@@ -12,7 +13,8 @@ import { OutgoingFrames, failureFrame } from './outgoing-frames.js';
 import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
 import { isAbusive, secondsUntilToken, takeTokens } from './rate-limit.js';
 import { routingOf } from './request-routing.js';
-import { SwarmRegistry, provesKey } from './swarm-registry.js';
+import { OfferBook } from './offer-book.js';
+import { SwarmRegistry, provesKey, type PeerEntry } from './swarm-registry.js';
 
 /** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
 export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
@@ -39,6 +41,8 @@ export interface MessageCounters {
   failures: number;
   /** Announces refused: their peer_id belongs to another connection, and they did not show its key. */
   peerIdInUse: number;
+  /** Answers not relayed: no offer with that offer_id from that to_peer_id was given to the answerer. */
+  answersWithoutOffer: number;
   rateLimited: number;
   abusersClosed: number;
   peersExpired: number;
@@ -50,9 +54,12 @@ export const CLOSE_POLICY = 1008;
 const INVALID_MESSAGE_COST = 5;
 const textDecoder = new TextDecoder();
 const PEER_ID_IN_USE = 'peer_id in use by another connection';
+const ANSWER_WITHOUT_OFFER = 'answer to no offer this tracker gave you (`offer_id` unknown, expired or from another `to_peer_id`)';
 
 export class MessageHandler {
   readonly registry = new SwarmRegistry<Connection>();
+  /** The offers given to this node's sockets, which they may answer (other nodes' sockets: those nodes' books). */
+  readonly offers = new OfferBook<PeerEntry<Connection>>();
   readonly counters: MessageCounters = {
     messages: 0,
     announces: 0,
@@ -62,6 +69,7 @@ export class MessageHandler {
     answersRelayed: 0,
     failures: 0,
     peerIdInUse: 0,
+    answersWithoutOffer: 0,
     rateLimited: 0,
     abusersClosed: 0,
     peersExpired: 0,
@@ -218,7 +226,9 @@ export class MessageHandler {
     const targets = this.registry.samplePeers(swarm, request.numwant, peer);
     for (let i = 0; i < targets.length; i++) {
       const offer = request.offers[i]!;
-      targets[i]!.owner.send(this.frames.offer(offer.offer, offer.offerId, peerId, infoHash));
+      const target = targets[i]!;
+      const frame = this.frames.offer(offer.offer, offer.offerId, peerId, infoHash);
+      if (target.owner.sendOffer(frame, infoHash, peer.peerId, offer.offerId)) this.offers.record(offer.offerId, target, peer.peerId, nowMs);
       this.counters.offersRelayed++;
     }
   }
@@ -248,6 +258,10 @@ export class MessageHandler {
       return this.fail(connection, 'answer from a peer that has not announced on this connection', 'announce', infoHash);
     }
     this.registry.touch(self, nowMs);
+    if (!this.offers.take(request.offerId, self, request.toPeerId, nowMs)) {
+      this.counters.answersWithoutOffer++;
+      return this.fail(connection, ANSWER_WITHOUT_OFFER, 'announce', infoHash);
+    }
     const target = self.swarm.byId.get(request.toPeerId);
     if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
     target.owner.send(this.frames.answer(request.answer, request.offerId, request.peerId, infoHash));

@@ -93,6 +93,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     logger,
     thread,
     registry: handler.registry,
+    offers: handler.offers,
     localConnection: (id) => book.connection(id),
     summary: () => ({ url: publicUrl, connections: book.size, peers: localPeers(), startedMs }),
   });

@@ -128,6 +128,7 @@ export function renderPrometheus(stats: TrackerStats): string {
   metric('shoal_tracker_failures_total', 'counter', 'Responses carrying a failure reason.', [['', t.failures]]);
   metric('shoal_tracker_identity_refusals_total', 'counter', 'Announces and answers refused for speaking for a peer they do not hold (among the failures).', [
     ['{kind="peer_id_in_use"}', t.peerIdInUse],
+    ['{kind="answer_without_offer"}', t.answersWithoutOffer],
   ]);
   metric('shoal_tracker_rate_limited_total', 'counter', 'Messages dropped by the per-connection rate limit.', [['', t.rateLimited]]);
   metric('shoal_tracker_sockets_closed_total', 'counter', 'Sockets the tracker closed.', [

@@ -48,7 +48,7 @@ class MemoryNetwork {
 function node(network: MemoryNetwork, nodeId: string) {
   const handler = new MessageHandler({ announceIntervalSec: 120, peerTimeoutSec: 300, maxOffersPerAnnounce: 10, maxSwarmsPerConnection: 10, maxScrapeInfoHashes: 10, fullScrape: false, messagesPerSecond: 0, messageBurst: 100 });
   const connections = new Map<number, TestConnection>();
-  const membership = new ClusterMembership(handler.registry, network.bus(nodeId), (id) => connections.get(id));
+  const membership = new ClusterMembership(handler.registry, network.bus(nodeId), (id) => connections.get(id), handler.offers);
   const connect = () => {
     const connection = new TestConnection();
     connections.set(connection.connectionId, connection);
@@ -78,6 +78,10 @@ describe('ClusterMembership', () => {
     // Bob's node knew alice: the response counts both, and the offer crossed to node a's socket.
     expect(bob.sent[0]).toMatchObject({ action: 'announce', incomplete: 2 });
     expect(alice.sent[1]).toMatchObject({ offer: { sdp: 'sdp-bob-0' }, peer_id: binaryId('bob') });
+    // Node a remembers the offer it was relayed: an answer to another offer_id goes nowhere.
+    a.handler.handleMessage(alice, JSON.stringify({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('bob'), offer_id: binaryId('forged'), answer: { type: 'answer', sdp: 'x' } }), Date.now());
+    expect(alice.sent[2]).toMatchObject({ 'failure reason': expect.stringMatching(/no offer/) });
+    expect(bob.sent).toHaveLength(1);
     a.handler.handleMessage(alice, JSON.stringify({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('bob'), offer_id: binaryId('bob-o0'), answer: { type: 'answer', sdp: 'a' } }), Date.now());
     expect(bob.sent[1]).toMatchObject({ answer: { sdp: 'a' }, peer_id: binaryId('alice') });
     for (const side of [a, b]) {

@@ -1,7 +1,8 @@
 // Who may speak for a peer, tried where an attacker stands: a plain WebSocket client against the
 // built tracker (one thread, and two nodes on a real redis-server). A peer_id belongs to the
 // socket that announced it first; another socket gets it only by showing the announce `key` the
-// peer joined with, or once the first socket is gone. A `stopped` in someone else's name changes nothing.
+// peer joined with, or once the first socket is gone. An answer is relayed only for an offer the
+// tracker gave the answerer. A `stopped` in someone else's name changes nothing.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WsPeer, binaryId, sdp, type Message } from './support/ws-peer.js';
@@ -67,6 +68,37 @@ describe('peer identity at the built tracker', () => {
     expect(await impostor.silent(isOffer)).toBe(true);
     const stats = await getJson(httpUrl(tracker.url, '/stats.json'));
     expect(stats.totals.peerIdInUse).toBeGreaterThanOrEqual(2);
+  });
+
+  it('relays an answer only from the peer the offer was given to, back to the peer that made it', async () => {
+    const hash = binaryId('identity-answer');
+    const viewer = await connect(tracker.url);
+    await join(viewer, hash, 'viewer');
+    const offerer = await connect(tracker.url);
+    await join(offerer, hash, 'offerer', offers('real', 1));
+    const offer = await viewer.next(isOffer);
+
+    // A third peer of the swarm answers that offer (its id learnt somehow), and one never made.
+    const impostor = await connect(tracker.url);
+    await join(impostor, hash, 'impostor');
+    const answer = { action: 'announce', info_hash: hash, peer_id: binaryId('impostor'), to_peer_id: binaryId('offerer'), answer: sdp('answer', 'forged') };
+    impostor.send({ ...answer, offer_id: offer.offer_id });
+    expect((await impostor.next(isFailure))['failure reason']).toMatch(/no offer this tracker gave you/);
+    impostor.send({ ...answer, offer_id: binaryId('never-made') });
+    expect((await impostor.next(isFailure))['failure reason']).toMatch(/no offer this tracker gave you/);
+    // Nor may it answer in the viewer's name.
+    impostor.send({ ...answer, peer_id: binaryId('viewer'), offer_id: offer.offer_id });
+    expect((await impostor.next(isFailure))['failure reason']).toMatch(/not announced/);
+    expect(await offerer.silent(isAnswer)).toBe(true);
+
+    // The viewer's own answer goes through, once.
+    const real = { action: 'announce', info_hash: hash, peer_id: binaryId('viewer'), to_peer_id: binaryId('offerer'), offer_id: offer.offer_id, answer: sdp('answer', 'real') };
+    viewer.send(real);
+    expect(await offerer.next(isAnswer)).toMatchObject({ peer_id: binaryId('viewer'), answer: sdp('answer', 'real') });
+    viewer.send(real);
+    expect((await viewer.next(isFailure))['failure reason']).toMatch(/no offer/);
+    const stats = await getJson(httpUrl(tracker.url, '/stats.json'));
+    expect(stats.totals.answersWithoutOffer).toBeGreaterThanOrEqual(3);
   });
 
   it("leaves a viewer in its swarm when another socket sends started and then stopped in its name", async () => {

@@ -211,12 +211,12 @@ describe('protocol details of the shoal tracker', () => {
     await join(alice, binaryId('other-swarm'), 'mallory');
   });
 
-  it('refuses answers to unknown peers and from peers that never announced', async () => {
+  it('refuses answers to offers it did not give, and from peers that never announced', async () => {
     const hash = binaryId('answers');
     const alice = await connect();
     await join(alice, hash, 'alice');
     alice.send({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('ghost'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
-    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/to_peer_id/);
+    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/no offer this tracker gave you/);
     const stranger = await connect();
     stranger.send({ action: 'announce', info_hash: hash, peer_id: binaryId('stranger'), to_peer_id: binaryId('alice'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
     expect((await stranger.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/not announced/);
