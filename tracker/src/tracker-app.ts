@@ -29,7 +29,7 @@ export interface AppContext {
   announceLatency: LatencyHistogram;
   state: ServingState;
   health(): HealthState;
-  /** This process's figures (every thread's). */
+  /** This process's figures (every thread's), at most STATS_CACHE_MS old. */
   processStats(): Promise<TrackerStats>;
 }
 

@@ -326,6 +326,9 @@ describe('separate metrics listener', () => {
     expect((await fetch(httpUrl(tracker.url, '/stats.json'))).status).toBe(404);
     expect((await fetch(httpUrl(tracker.url, '/health'))).status).toBe(200);
     expect((await fetch(`${tracker.metricsUrl}/health`)).status).toBe(200);
+    // A burst of scrapes is served from one snapshot (a second old at most), not a walk of /proc/self/fd each.
+    const bodies = await Promise.all(Array.from({ length: 50 }, async () => (await fetch(`${tracker.metricsUrl}/stats.json`)).text()));
+    expect(new Set(bodies).size).toBeLessThanOrEqual(2);
     expect(() => loadCliOptions(['--metrics-port', '9100'], {}) && resolveOptions({ metricsPort: 9100 })).toThrow(/`metricsHost` and `metricsPort` go together/);
   });
 });
