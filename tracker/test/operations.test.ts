@@ -228,6 +228,15 @@ describe('limits', () => {
     c.close();
   });
 
+  it('allows 256 connections from one address by default, and says in the log why the next is refused', async () => {
+    expect(resolveOptions().maxConnectionsPerIp).toBe(256);
+    const cli = await runCli(['--workers', '1', '--log-level', 'warn']);
+    const sockets = await Promise.all(Array.from({ length: 256 }, () => WsPeer.connect(cli.url)));
+    cleanups.push(() => sockets.forEach((socket) => socket.close()));
+    await expect(WsPeer.connect(cli.url)).rejects.toThrow(/HTTP 429/);
+    await expect.poll(() => cli.stderr(), { timeout: 2000 }).toMatch(/"msg":"connections refused: too many from one address","ip":"127.0.0.1","maxConnectionsPerIp":256,"note":"if this is your proxy or load balancer, set trustProxy/);
+  });
+
   it('refuses a full tracker with 503', async () => {
     const tracker = await startShoal({ maxConnections: 1 });
     cleanups.push(() => tracker.close());
