@@ -74,6 +74,8 @@ export class MessageHandler {
     abusersClosed: 0,
     peersExpired: 0,
   };
+  /** Told when the announce filter throws (the client only learns that it failed). */
+  onFilterError: ((error: unknown) => void) | null = null;
   /** info_hashes (binary) allowed to form swarms; null allows every info_hash. */
   allowedInfoHashes: ReadonlySet<string> | null = null;
   private readonly options: MessageHandlerOptions;
@@ -244,7 +246,8 @@ export class MessageHandler {
       try {
         verdict = filter(binaryIdToHex(infoHash), { peerIdHex: binaryIdToHex(peerId), ip: connection.ip, origin: connection.origin });
       } catch (error) {
-        verdict = `announce filter failed: ${error instanceof Error ? error.message : String(error)}`;
+        this.onFilterError?.(error);
+        verdict = 'announce filter failed';
       }
       if (verdict !== true) return typeof verdict === 'string' ? verdict : 'info_hash not allowed by this tracker';
     }

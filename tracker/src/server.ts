@@ -70,6 +70,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const uwsBuild = `${build.packageName}@${build.packageVersion} (${build.binary})`;
   if (options.cert && options.key) checkTlsFiles(options.cert, options.key);
   const handler = new MessageHandler(options);
+  handler.onFilterError = (error) => logger.error('announce filter threw; the announce was refused', { error: error instanceof Error ? error.stack ?? error.message : String(error) });
   const reloadAllowList = (): number => {
     if (!options.infoHashAllowList) return 0;
     const allowed = readInfoHashAllowList(options.infoHashAllowList);

@@ -15,6 +15,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { binaryIdToHex } from '../src/protocol.js';
 import { clientIp } from '../src/client-ip.js';
 import { loadCliOptions, resolveOptions } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startTracker } from '../src/server.js';
 import { WsPeer, binaryId, type Message } from './support/ws-peer.js';
 import { startShoal } from './support/trackers.js';
 
@@ -273,6 +275,20 @@ describe('limits', () => {
     expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'not on our service' });
     // Called on joins only, not on every update.
     expect(seen).toEqual([`${binaryIdToHex(binaryId('ok-swarm'))}/${binaryIdToHex(binaryId('p'))}`, `${binaryIdToHex(binaryId('no-swarm'))}/${binaryIdToHex(binaryId('p'))}`]);
+    peer.close();
+  });
+
+  it('refuses a join whose filter throws without showing the client the error, which goes to the log', async () => {
+    const logged: string[] = [];
+    const tracker = await startTracker(
+      { host: '127.0.0.1', port: 0, filter: () => { throw new Error('db password=hunter2 at 10.0.0.9'); } },
+      { logger: createLogger('error', 'test', (line) => logged.push(line)) },
+    );
+    cleanups.push(() => tracker.close());
+    const peer = await WsPeer.connect(tracker.url);
+    peer.send(announce(binaryId('any-swarm'), 'p'));
+    expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'announce filter failed' });
+    expect(logged.join('\n')).toMatch(/announce filter threw.*hunter2/);
     peer.close();
   });
 
