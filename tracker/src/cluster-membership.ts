@@ -13,9 +13,14 @@
 //
 // The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
 // ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
+// The messages' bytes: membership-messages.ts; a whole membership in parts: membership-sync.ts.
 
 import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
 import { Connection } from './connection.js';
+import {
+  BYE, ENTRY_BYTES, HELLO, ID_BYTES, JOIN, LEAVE, OFFER_HEADER_BYTES, RELAY, RELAY_OFFER, SYNC, SYNC_MORE, decodeEntry, encodeEntry, readId, writeId,
+} from './membership-messages.js';
+import { MembershipSync } from './membership-sync.js';
 import type { OfferBook } from './offer-book.js';
 
 /** How nodes reach each other. Implementations frame messages with the sender's id. */
@@ -33,20 +38,8 @@ export interface ClusterBus {
   onConnected: (() => void) | null;
 }
 
-const JOIN = 1;
-const LEAVE = 2;
-const RELAY = 3;
-const SYNC = 4;
-const HELLO = 5;
-const BYE = 6;
-const RELAY_OFFER = 7;
 /** What a node (or, for a thread that exited, the main thread on its behalf) sends when leaving. */
 export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
-const ID_BYTES = 20;
-/** connection id, complete, info_hash, peer_id: a LEAVE's entry; a JOIN's adds the key (length byte, bytes). */
-const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
-/** RELAY_OFFER's header after its type: connection id, info_hash, offerer's peer_id, offer_id. */
-const OFFER_HEADER_BYTES = 4 + ID_BYTES * 3;
 
 /** A socket on another node, as this node's registry and message handler see it. */
 export class RemoteConnection extends Connection {
@@ -104,6 +97,7 @@ export class ClusterMembership {
   /** Whether the local counts must be recomputed (a membership change since the last count). */
   private localDirty = true;
   private readonly encoder = new TextEncoder();
+  private readonly sync: MembershipSync;
 
   constructor(
     private readonly registry: SwarmRegistry<Connection>,
@@ -129,9 +123,13 @@ export class ClusterMembership {
       }
     };
     bus.onNodeLost = (nodeId) => this.forgetNode(nodeId);
+    this.sync = new MembershipSync(
+      (destination, payload) => (destination === null ? void bus.broadcast(payload) : bus.sendTo(destination, payload)),
+      (peer) => (peer.owner instanceof RemoteConnection ? null : (peer.owner as AddressableConnection).connectionId),
+    );
     bus.onConnected = () => {
       // Whoever missed our joins while we were away gets the whole list; we ask for theirs.
-      this.bus.broadcast(this.encodeSync());
+      this.sync.start(null, this.localPeers());
       this.bus.broadcast(Uint8Array.of(HELLO));
     };
   }
@@ -141,8 +139,9 @@ export class ClusterMembership {
     return this.remote.size;
   }
 
-  /** Tells the others this node is leaving, so they drop its peers now rather than at lease end. */
+  /** Tells the others this node is leaving, so they drop its peers now rather than at lease end; stops syncs still sending. */
   leave(): void {
+    this.sync.stopAll();
     this.bus.broadcast(LEAVING_PAYLOAD);
   }
 
@@ -172,7 +171,8 @@ export class ClusterMembership {
 
   private peerChanged(peer: PeerEntry<Connection>): void {
     if (peer.owner instanceof RemoteConnection) return;
-    this.hold(peer.owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(JOIN, peer)));
+    const owner = peer.owner as AddressableConnection;
+    this.hold(owner, this.bus.broadcast(encodeEntry(JOIN, peer, owner.connectionId)));
     this.counters.joinsSent++;
     this.localDirty = true;
   }
@@ -183,7 +183,8 @@ export class ClusterMembership {
       if (owner.swarmCount === 0) this.remote.get(owner.nodeId)?.delete(owner.connectionId);
       return;
     }
-    this.hold(owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(LEAVE, peer)));
+    const local = owner as AddressableConnection;
+    this.hold(local, this.bus.broadcast(encodeEntry(LEAVE, peer, local.connectionId)));
     this.counters.leavesSent++;
     this.localDirty = true;
   }
@@ -245,13 +246,14 @@ export class ClusterMembership {
       }
       case RELAY_OFFER:
         return this.receiveOffer(payload, view);
-      case SYNC: {
-        this.forgetNode(from, false);
+      case SYNC:
+      case SYNC_MORE: {
+        if (type === SYNC) this.forgetNode(from, false);
         for (let offset = 1; offset < payload.length; ) offset = this.applyJoin(from, view, offset);
         return;
       }
       case HELLO:
-        this.bus.sendTo(from, this.encodeSync());
+        this.sync.start(from, this.localPeers());
         return;
       case BYE:
         this.forgetNode(from);
@@ -316,75 +318,10 @@ export class ClusterMembership {
     this.localDirty = true;
   }
 
-  private encodeEntry(type: number, peer: PeerEntry<Connection>): Uint8Array {
-    const withKey = type !== LEAVE;
-    const payload = new Uint8Array(1 + entryBytes(peer, withKey));
-    payload[0] = type;
-    writeEntry(payload, 1, peer, withKey);
-    return payload;
-  }
-
   /** Every peer owned here, for a node that (re)joined. */
-  private encodeSync(): Uint8Array {
+  private localPeers(): PeerEntry<Connection>[] {
     const local: PeerEntry<Connection>[] = [];
-    let bytes = 1;
-    for (const swarm of this.registry.swarms.values()) {
-      for (const peer of swarm.peers) {
-        if (peer.owner instanceof RemoteConnection) continue;
-        local.push(peer);
-        bytes += entryBytes(peer, true);
-      }
-    }
-    const payload = new Uint8Array(bytes);
-    payload[0] = SYNC;
-    let offset = 1;
-    for (const peer of local) offset = writeEntry(payload, offset, peer, true);
-    return payload;
+    for (const swarm of this.registry.swarms.values()) for (const peer of swarm.peers) if (!(peer.owner instanceof RemoteConnection)) local.push(peer);
+    return local;
   }
-}
-
-const entryBytes = (peer: PeerEntry<Connection>, withKey: boolean) => ENTRY_BYTES + (withKey ? 1 + (peer.key?.length ?? 0) : 0);
-
-/** Writes a binary string (one byte per code point, 0-255), as ids and keys are. */
-function writeId(target: Uint8Array, offset: number, id: string): void {
-  for (let i = 0; i < id.length; i++) target[offset + i] = id.charCodeAt(i);
-}
-
-function readId(bytes: Uint8Array, offset: number, length = ID_BYTES): string {
-  return String.fromCharCode(...bytes.subarray(offset, offset + length));
-}
-
-/** Returns the offset after the entry. */
-function writeEntry(target: Uint8Array, offset: number, peer: PeerEntry<Connection>, withKey: boolean): number {
-  new DataView(target.buffer, target.byteOffset).setUint32(offset, (peer.owner as AddressableConnection).connectionId);
-  target[offset + 4] = peer.complete ? 1 : 0;
-  writeId(target, offset + 5, peer.swarm.infoHash);
-  writeId(target, offset + 5 + ID_BYTES, peer.peerId);
-  if (!withKey) return offset + ENTRY_BYTES;
-  const key = peer.key ?? '';
-  target[offset + ENTRY_BYTES] = key.length;
-  writeId(target, offset + ENTRY_BYTES + 1, key);
-  return offset + ENTRY_BYTES + 1 + key.length;
-}
-
-/** A LEAVE's entry (`key` null), or a JOIN's with its key; `end` is the offset after it. */
-function decodeEntry(view: DataView, offset: number, withKey = true) {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let end = offset + ENTRY_BYTES;
-  let key: string | null = null;
-  if (withKey) {
-    if (end >= bytes.length) throw new RangeError('entry length');
-    const keyLength = bytes[end]!;
-    if (keyLength > 0) key = readId(bytes, end + 1, keyLength);
-    end += 1 + keyLength;
-  }
-  if (end > bytes.length) throw new RangeError('entry length');
-  return {
-    connectionId: view.getUint32(offset),
-    complete: bytes[offset + 4] === 1,
-    infoHash: readId(bytes, offset + 5),
-    peerId: readId(bytes, offset + 5 + ID_BYTES),
-    key,
-    end,
-  };
 }

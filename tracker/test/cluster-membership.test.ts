@@ -143,6 +143,38 @@ describe('ClusterMembership', () => {
     expect(b.handler.registry.getPeer(hash, binaryId('twin'))!.owner).toBe(second);
   });
 
+  it('sends a whole membership in parts of at most 4,096 peers, 50 ms apart, each written when sent', async () => {
+    const network = new MemoryNetwork();
+    const a = node(network, 'a');
+    const sockets = Array.from({ length: 10_000 }, (_, i) => {
+      const socket = a.connect();
+      a.handler.handleMessage(socket, announce(`many-${i}`), Date.now());
+      return socket;
+    });
+    // What node b receives from a, by message type and entries.
+    const parts: { type: number; bytes: number; atMs: number }[] = [];
+    const b = node(network, 'b');
+    const busB = network.buses.get('b')!;
+    const receive = busB.onMessage!;
+    busB.onMessage = (from, payload) => {
+      if (from === 'a' && (payload[0] === 4 || payload[0] === 8)) parts.push({ type: payload[0], bytes: payload.length, atMs: Date.now() });
+      receive(from, payload);
+    };
+    // Node b (re)connects: it asks for everyone's peers (HELLO); a's first part arrives at once (and
+    // replaces the sync a started when b first appeared).
+    busB.onConnected!();
+    expect(parts).toHaveLength(1);
+    expect(b.handler.registry.counts().peers).toBe(4096);
+    // The last peer leaves before its part is sent: it is not brought back.
+    a.handler.handleClose(sockets.at(-1)!);
+    await expect.poll(() => parts.length, { timeout: 2000, interval: 10 }).toBe(3);
+    expect(parts.map((part) => part.type)).toEqual([4, 8, 8]);
+    // Entries of 46 bytes (these peers have no key: its length byte says 0): 4,096, 4,096 and 1,807 peers.
+    expect(parts.map((part) => (part.bytes - 1) / 46)).toEqual([4096, 4096, 1807]);
+    for (let i = 1; i < parts.length; i++) expect(parts[i]!.atMs - parts[i - 1]!.atMs).toBeGreaterThanOrEqual(45);
+    expect(b.handler.registry.counts().peers).toBe(9999);
+  });
+
   it('ignores what it cannot read, and re-syncs a node that comes back', () => {
     const network = new MemoryNetwork();
     const a = node(network, 'a');
