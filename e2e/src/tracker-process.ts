@@ -16,8 +16,9 @@ const cliPath = fileURLToPath(new URL('../../tracker/bin/shoal-tracker.js', impo
 /** `cli`: another install's shoal-tracker.js (the consumer test runs the one npm installed from the tarball). */
 export async function startTrackerProcess(options: { host?: string; port?: number; args?: string[]; cli?: string } = {}): Promise<TrackerProcess> {
   const host = options.host ?? '127.0.0.1';
-  // No drain period on SIGTERM: nothing balances load in front of a test's tracker.
-  const child = spawn(process.execPath, [options.cli ?? cliPath, '--host', host, '--port', String(options.port ?? 0), '--drain-sec', '0', ...(options.args ?? [])], {
+  // No drain period on SIGTERM: nothing balances load in front of a test's tracker; and every
+  // browser of a swarm on this machine comes from the same address.
+  const child = spawn(process.execPath, [options.cli ?? cliPath, '--host', host, '--port', String(options.port ?? 0), '--drain-sec', '0', '--max-connections-per-ip', '0', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -21,7 +21,7 @@ if [ "$nodes" -gt 1 ]; then
   sleep 0.5
 fi
 for i in $(seq 1 "$nodes"); do
-  taskset -c 0 node --perf-basic-prof "$here/../bin/shoal-tracker.js" --host 127.0.0.1 --port 0 --messages-per-second 0 \
+  taskset -c 0 node --perf-basic-prof "$here/../bin/shoal-tracker.js" --host 127.0.0.1 --port 0 --messages-per-second 0 --max-connections-per-ip 0 \
     --log-level warn --drain-sec 0 --workers 1 "${redis_args[@]}" > "$out/node$i.out" &
   pids+=($!)
 done

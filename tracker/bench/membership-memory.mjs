@@ -17,9 +17,9 @@ const bus = { nodeId: 'this-node', broadcast() {}, sendTo() {}, onMessage: null,
 new ClusterMembership(registry, bus, () => undefined);
 
 const id = (prefix, n) => (prefix + n.toString(36)).padEnd(20, '\u00b7').slice(0, 20);
-/** A JOIN as another node sends it (see cluster-membership.ts): type, connection id, complete, info_hash, peer_id. */
+/** A JOIN or LEAVE as another node sends it (see membership-messages.ts): type, connection id, complete, info_hash, peer_id; a JOIN's key length (0: none). */
 const entry = (type, connectionId, infoHash, peerId) => {
-  const payload = new Uint8Array(46);
+  const payload = new Uint8Array(type === JOIN ? 47 : 46);
   payload[0] = type;
   new DataView(payload.buffer).setUint32(1, connectionId);
   for (let i = 0; i < 20; i++) {

@@ -45,8 +45,8 @@ const idleConnections = args['idle-connections'] ?? (args.quick ? '2000' : '1950
 
 const pinned = (core, command) => (process.platform === 'linux' && cpus().length > 1 ? ['taskset', ['-c', String(core), ...command]] : [command[0], command.slice(1)]);
 
-// Rate limit off and a high swarm cap: the reference has neither, and the generator is one IP.
-const SHOAL = [process.execPath, here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--messages-per-second', '0', '--log-level', 'warn', '--drain-sec', '0'];
+// Rate limit and per-IP limit off: the reference has neither, and the generator is one IP.
+const SHOAL = [process.execPath, here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--messages-per-second', '0', '--max-connections-per-ip', '0', '--log-level', 'warn', '--drain-sec', '0'];
 const TRACKERS = {
   shoal: {
     label: 'shoal-tracker (uWS)',

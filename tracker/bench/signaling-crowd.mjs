@@ -93,7 +93,7 @@ async function bundle() {
 }
 
 function startTrackerProcess(extraArgs) {
-  const child = spawn(process.execPath, [here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...extraArgs], {
+  const child = spawn(process.execPath, [here('../bin/shoal-tracker.js'), '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', '--max-connections-per-ip', '0', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

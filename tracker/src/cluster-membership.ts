@@ -6,11 +6,22 @@
 // completion, owner change, leave), never re-announces, so the traffic between nodes is the
 // relayed offers and answers plus one short message per join and per leave.
 //
+// A peer id keeps its owner across nodes as on one (swarm-registry.ts): a join carries the
+// peer's key, and another node's claim on a peer id held by a different owner moves it only when
+// it shows the same key (the client reconnected through that node). An offer relayed to another
+// node's socket says which offer it is, so that node's offer book lets only that socket answer it.
+//
 // The transport (a BroadcastChannel between threads, Redis pub/sub between machines) is a
 // ClusterBus; this file knows no sockets and no Redis, like the message handler it sits beside.
+// The messages' bytes: membership-messages.ts; a whole membership in parts: membership-sync.ts.
 
 import type { SwarmRegistry, PeerEntry } from './swarm-registry.js';
 import { Connection } from './connection.js';
+import {
+  BYE, ENTRY_BYTES, HELLO, ID_BYTES, JOIN, LEAVE, OFFER_HEADER_BYTES, RELAY, RELAY_OFFER, SYNC, SYNC_MORE, decodeEntry, encodeEntry, readId, writeId,
+} from './membership-messages.js';
+import { MembershipSync } from './membership-sync.js';
+import type { OfferBook } from './offer-book.js';
 
 /** How nodes reach each other. Implementations frame messages with the sender's id. */
 export interface ClusterBus {
@@ -27,16 +38,8 @@ export interface ClusterBus {
   onConnected: (() => void) | null;
 }
 
-const JOIN = 1;
-const LEAVE = 2;
-const RELAY = 3;
-const SYNC = 4;
-const HELLO = 5;
-const BYE = 6;
 /** What a node (or, for a thread that exited, the main thread on its behalf) sends when leaving. */
 export const LEAVING_PAYLOAD = Uint8Array.of(BYE);
-const ID_BYTES = 20;
-const ENTRY_BYTES = 4 + 1 + ID_BYTES * 2;
 
 /** A socket on another node, as this node's registry and message handler see it. */
 export class RemoteConnection extends Connection {
@@ -51,6 +54,11 @@ export class RemoteConnection extends Connection {
   send(frame: string | Uint8Array): boolean {
     this.membership.relay(this, frame);
     return true;
+  }
+
+  override sendOffer(frame: Uint8Array, infoHash: string, offererId: string, offerId: string): boolean {
+    this.membership.relayOffer(this, frame, infoHash, offererId, offerId);
+    return false;
   }
 
   /** Closing is the owning node's business; a stand-in has nothing to close. */
@@ -77,22 +85,27 @@ export interface MembershipCounters {
   nodesLost: number;
   /** Messages from other nodes that could not be read. */
   malformed: number;
+  /** Another node's join for a peer id held here by another owner, without that peer's key: ignored. */
+  claimsRefused: number;
 }
 
 export class ClusterMembership {
-  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0, malformed: 0 };
+  readonly counters: MembershipCounters = { joinsSent: 0, leavesSent: 0, relaysSent: 0, relaysReceived: 0, relaysUndeliverable: 0, nodesLost: 0, malformed: 0, claimsRefused: 0 };
   private readonly remote = new Map<string, Map<number, RemoteConnection>>();
   private localPeerCount = 0;
   private localSeederCount = 0;
   /** Whether the local counts must be recomputed (a membership change since the last count). */
   private localDirty = true;
   private readonly encoder = new TextEncoder();
+  private readonly sync: MembershipSync;
 
   constructor(
     private readonly registry: SwarmRegistry<Connection>,
     private readonly bus: ClusterBus,
     /** The local socket with this number, if still open. */
     private readonly localConnection: (connectionId: number) => AddressableConnection | undefined,
+    /** Where offers relayed to this node's sockets are remembered (the message handler's book). */
+    private readonly offers: OfferBook<PeerEntry<Connection>> | null = null,
   ) {
     const handlerRemoved = registry.onPeerRemoved;
     registry.onPeerRemoved = (peer) => {
@@ -110,9 +123,13 @@ export class ClusterMembership {
       }
     };
     bus.onNodeLost = (nodeId) => this.forgetNode(nodeId);
+    this.sync = new MembershipSync(
+      (destination, payload) => (destination === null ? void bus.broadcast(payload) : bus.sendTo(destination, payload)),
+      (peer) => (peer.owner instanceof RemoteConnection ? null : (peer.owner as AddressableConnection).connectionId),
+    );
     bus.onConnected = () => {
       // Whoever missed our joins while we were away gets the whole list; we ask for theirs.
-      this.bus.broadcast(this.encodeSync());
+      this.sync.start(null, this.localPeers());
       this.bus.broadcast(Uint8Array.of(HELLO));
     };
   }
@@ -122,8 +139,9 @@ export class ClusterMembership {
     return this.remote.size;
   }
 
-  /** Tells the others this node is leaving, so they drop its peers now rather than at lease end. */
+  /** Tells the others this node is leaving, so they drop its peers now rather than at lease end; stops syncs still sending. */
   leave(): void {
+    this.sync.stopAll();
     this.bus.broadcast(LEAVING_PAYLOAD);
   }
 
@@ -137,9 +155,24 @@ export class ClusterMembership {
     this.counters.relaysSent++;
   }
 
+  /** An offer for another node's socket, with what that node's offer book must remember. */
+  relayOffer(target: RemoteConnection, frame: Uint8Array, infoHash: string, offererId: string, offerId: string): void {
+    const start = 1 + OFFER_HEADER_BYTES;
+    const payload = new Uint8Array(start + frame.length);
+    payload[0] = RELAY_OFFER;
+    new DataView(payload.buffer).setUint32(1, target.connectionId);
+    writeId(payload, 5, infoHash);
+    writeId(payload, 5 + ID_BYTES, offererId);
+    writeId(payload, 5 + ID_BYTES * 2, offerId);
+    payload.set(frame, start);
+    this.bus.sendTo(target.nodeId, payload);
+    this.counters.relaysSent++;
+  }
+
   private peerChanged(peer: PeerEntry<Connection>): void {
     if (peer.owner instanceof RemoteConnection) return;
-    this.hold(peer.owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(JOIN, peer)));
+    const owner = peer.owner as AddressableConnection;
+    this.hold(owner, this.bus.broadcast(encodeEntry(JOIN, peer, owner.connectionId)));
     this.counters.joinsSent++;
     this.localDirty = true;
   }
@@ -150,7 +183,8 @@ export class ClusterMembership {
       if (owner.swarmCount === 0) this.remote.get(owner.nodeId)?.delete(owner.connectionId);
       return;
     }
-    this.hold(owner as AddressableConnection, this.bus.broadcast(this.encodeEntry(LEAVE, peer)));
+    const local = owner as AddressableConnection;
+    this.hold(local, this.bus.broadcast(encodeEntry(LEAVE, peer, local.connectionId)));
     this.counters.leavesSent++;
     this.localDirty = true;
   }
@@ -188,11 +222,11 @@ export class ClusterMembership {
     const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     switch (type) {
       case JOIN:
-        if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('JOIN length');
-        return this.applyJoin(from, view, 1);
+        if (this.applyJoin(from, view, 1) !== payload.length) throw new RangeError('JOIN length');
+        return;
       case LEAVE: {
         if (payload.length !== 1 + ENTRY_BYTES) throw new RangeError('LEAVE length');
-        const { connectionId, infoHash, peerId } = decodeEntry(view, 1);
+        const { connectionId, infoHash, peerId } = decodeEntry(view, 1, false);
         const peer = this.registry.getPeer(infoHash, peerId);
         const owner = peer?.owner;
         if (peer && owner instanceof RemoteConnection && owner.nodeId === from && owner.connectionId === connectionId) this.registry.remove(peer);
@@ -210,13 +244,16 @@ export class ClusterMembership {
         connection.send(payload.subarray(5));
         return;
       }
-      case SYNC: {
-        this.forgetNode(from, false);
-        for (let offset = 1; offset + ENTRY_BYTES <= payload.length; offset += ENTRY_BYTES) this.applyJoin(from, view, offset);
+      case RELAY_OFFER:
+        return this.receiveOffer(payload, view);
+      case SYNC:
+      case SYNC_MORE: {
+        if (type === SYNC) this.forgetNode(from, false);
+        for (let offset = 1; offset < payload.length; ) offset = this.applyJoin(from, view, offset);
         return;
       }
       case HELLO:
-        this.bus.sendTo(from, this.encodeSync());
+        this.sync.start(from, this.localPeers());
         return;
       case BYE:
         this.forgetNode(from);
@@ -226,8 +263,22 @@ export class ClusterMembership {
     }
   }
 
-  private applyJoin(from: string, view: DataView, offset: number): void {
-    const { connectionId, complete, infoHash, peerId } = decodeEntry(view, offset);
+  private receiveOffer(payload: Uint8Array, view: DataView): void {
+    if (payload.length < 1 + OFFER_HEADER_BYTES) throw new RangeError('RELAY_OFFER length');
+    this.counters.relaysReceived++;
+    const connection = this.localConnection(view.getUint32(1));
+    if (!connection || connection.closed) {
+      this.counters.relaysUndeliverable++;
+      return;
+    }
+    connection.send(payload.subarray(1 + OFFER_HEADER_BYTES));
+    const target = connection.peerIn(readId(payload, 5));
+    if (target) this.offers?.record(readId(payload, 5 + ID_BYTES * 2), target, readId(payload, 5 + ID_BYTES), Date.now());
+  }
+
+  /** Applies the join entry at `offset`; returns the offset after it. */
+  private applyJoin(from: string, view: DataView, offset: number): number {
+    const { connectionId, complete, infoHash, peerId, key, end } = decodeEntry(view, offset);
     let nodeConnections = this.remote.get(from);
     if (!nodeConnections) {
       nodeConnections = new Map();
@@ -238,9 +289,15 @@ export class ClusterMembership {
       owner = new RemoteConnection(from, connectionId, this);
       nodeConnections.set(connectionId, owner);
     }
-    const result = this.registry.announce({ infoHash, peerId, owner, event: 'update', left: complete ? 0 : 1, nowMs: Date.now() });
+    const result = this.registry.announce({ infoHash, peerId, owner, event: 'update', left: complete ? 0 : 1, key, nowMs: Date.now() });
+    if (result.taken) {
+      // Claimed by two owners at once without the same key (only in a race of first joins): each node keeps the one it had.
+      this.counters.claimsRefused++;
+      if (owner.swarmCount === 0) nodeConnections.delete(connectionId);
+      return end;
+    }
     const peer = result.peer!;
-    // The peer id reconnected through another node: our old socket no longer holds it.
+    // The peer id reconnected through another node, with its key: our old socket no longer holds it.
     if (result.replacedOwner && result.replacedOwner !== owner) {
       const previous = result.replacedOwner;
       previous.dropPeer(peer);
@@ -248,6 +305,7 @@ export class ClusterMembership {
     }
     owner.addPeer(peer);
     this.localDirty = true;
+    return end;
   }
 
   /** Drops every peer a node held; `counted` is false when the node is only being re-synced. */
@@ -260,40 +318,10 @@ export class ClusterMembership {
     this.localDirty = true;
   }
 
-  private encodeEntry(type: number, peer: PeerEntry<Connection>): Uint8Array {
-    const payload = new Uint8Array(1 + ENTRY_BYTES);
-    payload[0] = type;
-    writeEntry(payload, 1, peer);
-    return payload;
-  }
-
   /** Every peer owned here, for a node that (re)joined. */
-  private encodeSync(): Uint8Array {
+  private localPeers(): PeerEntry<Connection>[] {
     const local: PeerEntry<Connection>[] = [];
     for (const swarm of this.registry.swarms.values()) for (const peer of swarm.peers) if (!(peer.owner instanceof RemoteConnection)) local.push(peer);
-    const payload = new Uint8Array(1 + local.length * ENTRY_BYTES);
-    payload[0] = SYNC;
-    local.forEach((peer, i) => writeEntry(payload, 1 + i * ENTRY_BYTES, peer));
-    return payload;
+    return local;
   }
-}
-
-function writeEntry(target: Uint8Array, offset: number, peer: PeerEntry<Connection>): void {
-  new DataView(target.buffer, target.byteOffset).setUint32(offset, (peer.owner as AddressableConnection).connectionId);
-  target[offset + 4] = peer.complete ? 1 : 0;
-  // info_hash and peer_id are binary strings: one byte per code point (0-255).
-  for (let i = 0; i < ID_BYTES; i++) {
-    target[offset + 5 + i] = peer.swarm.infoHash.charCodeAt(i);
-    target[offset + 5 + ID_BYTES + i] = peer.peerId.charCodeAt(i);
-  }
-}
-
-function decodeEntry(view: DataView, offset: number): { connectionId: number; complete: boolean; infoHash: string; peerId: string } {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  return {
-    connectionId: view.getUint32(offset),
-    complete: bytes[offset + 4] === 1,
-    infoHash: String.fromCharCode(...bytes.subarray(offset + 5, offset + 5 + ID_BYTES)),
-    peerId: String.fromCharCode(...bytes.subarray(offset + 5 + ID_BYTES, offset + 5 + ID_BYTES * 2)),
-  };
 }

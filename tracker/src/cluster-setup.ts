@@ -6,7 +6,8 @@ import { ClusterMembership, type AddressableConnection, type ClusterBus } from '
 import type { TrackerOptions } from './config.js';
 import type { Logger } from './logger.js';
 import { RedisBus } from './redis-bus.js';
-import type { SwarmRegistry } from './swarm-registry.js';
+import type { OfferBook } from './offer-book.js';
+import type { PeerEntry, SwarmRegistry } from './swarm-registry.js';
 import { ThreadBus } from './thread-bus.js';
 import type { Connection } from './connection.js';
 import type { SiblingStats } from './worker-stats.js';
@@ -30,6 +31,7 @@ export async function joinCluster(context: {
   logger: Logger;
   thread: ThreadPlace | undefined;
   registry: SwarmRegistry<Connection>;
+  offers: OfferBook<PeerEntry<Connection>>;
   localConnection: (connectionId: number) => AddressableConnection | undefined;
   /** This node's summary, kept in its Redis lease. */
   summary: () => object;
@@ -52,7 +54,7 @@ export async function joinCluster(context: {
     bus = new ThreadBus(thread.nodeId, thread.namespace, thread.threads);
   }
   if (!bus) return null;
-  const membership = new ClusterMembership(context.registry, bus, context.localConnection);
+  const membership = new ClusterMembership(context.registry, bus, context.localConnection, context.offers);
   bus.start();
   return { membership, bus, redisBus };
 }

@@ -24,7 +24,7 @@ export const SETTINGS = {
   maxScrapeInfoHashes: { kind: 'number', min: 1, doc: 'info_hashes one scrape request may name.' },
   fullScrape: { kind: 'boolean', doc: 'Answer a scrape without info_hash with every swarm (off: a failure reason).' },
   maxConnections: { kind: 'number', min: 0, doc: 'Concurrent WebSockets (0: no limit but the open-files limit).' },
-  maxConnectionsPerIp: { kind: 'number', min: 0, doc: 'Concurrent WebSockets from one IP address (0: no limit).' },
+  maxConnectionsPerIp: { kind: 'number', min: 0, doc: 'Concurrent WebSockets from one IP address, per thread (0: no limit). Behind a proxy, set trustProxy, or every client is the proxy.' },
   messagesPerSecond: { kind: 'number', min: 0, doc: 'Sustained messages per second per connection (0: no limit).' },
   messageBurst: { kind: 'number', min: 1, doc: 'Messages a connection may send at once before the rate applies.' },
   maxPayloadBytes: { kind: 'number', min: 512, doc: 'Largest incoming frame; larger ones close the socket.' },
@@ -90,7 +90,9 @@ export const DEFAULT_OPTIONS: Readonly<TrackerOptions> = {
   maxScrapeInfoHashes: 50,
   fullScrape: false,
   maxConnections: 0,
-  maxConnectionsPerIp: 0,
+  // One viewer holds one socket per tracker; 256 leaves room for a large office or campus NAT and
+  // stops one address from taking the whole open-files limit.
+  maxConnectionsPerIp: 256,
   messagesPerSecond: 20,
   messageBurst: 200,
   maxPayloadBytes: 64 * 1024,

@@ -33,6 +33,16 @@ export abstract class Connection implements ClientSocket {
   abstract send(frame: string | Uint8Array): boolean;
   abstract close(code: number, reason: string): void;
 
+  /**
+   * Sends a relayed offer (its frame) to this connection's peer; true when the socket is on this
+   * node, which must then remember the offer (a stand-in for another node's socket relays it
+   * with what that node needs to remember it, and returns false).
+   */
+  sendOffer(frame: Uint8Array, _infoHash: string, _offererId: string, _offerId: string): boolean {
+    this.send(frame);
+    return true;
+  }
+
   /** This connection's peer in a swarm. */
   peerIn(infoHash: string): PeerEntry<Connection> | undefined {
     if (this.peersByInfoHash) return this.peersByInfoHash.get(infoHash);

@@ -18,7 +18,7 @@
 // server sends binary frames through `parseRequest`.
 
 import type { JsonSlice } from './json-slice.js';
-import { EVENTS, type AnnounceRequest, type AnswerRequest, type ParseLimits, type RelayOffer } from './protocol.js';
+import { EVENTS, MAX_KEY_LENGTH, type AnnounceRequest, type AnswerRequest, type ParseLimits, type RelayOffer } from './protocol.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -57,6 +57,16 @@ function binaryIdFromUtf8View(view: unknown): string | null {
   }
   if (count !== ID_LENGTH) return null;
   return count === view.length ? view : String.fromCharCode.apply(null, idCodes);
+}
+
+/**
+ * An ASCII `key` as read from the Latin-1 view, or null for anything else (then `parseRequest`
+ * decides): a char >= 0x80 may be a UTF-8 byte or an escape's result, which the view cannot tell apart.
+ */
+function asciiKeyFromView(view: unknown): string | null {
+  if (typeof view !== 'string' || view.length === 0 || view.length > MAX_KEY_LENGTH) return null;
+  for (let i = 0; i < view.length; i++) if (view.charCodeAt(i) >= 0x80) return null;
+  return view;
 }
 
 /** Where the relayed objects sit in a frame, as byte offsets [start, end). */
@@ -290,6 +300,8 @@ export function readFrame(frame: Uint8Array, limits: ParseLimits): AnnounceReque
   if (typeof message.left === 'string' || typeof message.numwant === 'string') return null;
   let left = message.left === undefined ? Infinity : Number(message.left);
   if (Number.isNaN(left)) left = Infinity;
+  let key: string | null = null;
+  if (message.key !== undefined && (key = asciiKeyFromView(message.key)) === null) return null;
 
   const offers: RelayOffer[] = [];
   if (message.offers !== undefined && event !== 'stopped') {
@@ -310,5 +322,5 @@ export function readFrame(frame: Uint8Array, limits: ParseLimits): AnnounceReque
     const wanted = Number(message.numwant);
     if (Number.isFinite(wanted) && wanted >= 0) numwant = Math.min(numwant, Math.floor(wanted));
   }
-  return { kind: 'announce', infoHash, peerId, event, left, numwant, offers };
+  return { kind: 'announce', infoHash, peerId, event, left, key, numwant, offers };
 }

@@ -18,9 +18,10 @@ export function sendHttp(res: HttpResponse, status: string, contentType: string,
 export function sendHealth(res: HttpResponse, state: HealthState): void {
   if (state.draining) return sendHttp(res, '503 Service Unavailable', 'application/json', '{"status":"draining"}');
   const redis = state.redis;
-  // Without Redis the node still serves its own peers: it says so, and stays in rotation.
+  // Without Redis the node still serves its own peers: it says so, and stays in rotation. Why
+  // Redis is away (its address, its error) is for the log and /stats.json, not this public path.
   if (redis && !redis.up) {
-    return sendHttp(res, '200 OK', 'application/json', JSON.stringify({ status: 'degraded', redis: 'down', since: new Date(redis.sinceMs).toISOString(), error: redis.lastError }));
+    return sendHttp(res, '200 OK', 'application/json', JSON.stringify({ status: 'degraded', redis: 'unavailable', since: new Date(redis.sinceMs).toISOString() }));
   }
   sendHttp(res, '200 OK', 'application/json', redis ? '{"status":"ok","redis":"up"}' : '{"status":"ok"}');
 }

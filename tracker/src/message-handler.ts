@@ -1,6 +1,11 @@
 // What the tracker does with each message, independent of the socket library: rate limits,
 // announce/answer/scrape, offer and answer relay. The server adapter (uWS) only moves text
 // frames in and out and reports closes.
+//
+// Who may speak for a peer: its peer_id belongs to the connection that announced it first
+// (swarm-registry.ts); another connection's announce for it is refused unless it shows the
+// peer's `key`. An answer is relayed only for an offer this tracker gave the answerer
+// (offer-book.ts), back to the peer that made it.
 
 import type { Connection } from './connection.js';
 import { readFrame } from './frame-reader.js';
@@ -8,7 +13,8 @@ import { OutgoingFrames, failureFrame } from './outgoing-frames.js';
 import { binaryIdToHex, parseRequest, type AnnounceRequest, type AnswerRequest, type ScrapeRequest, type TrackerRequest } from './protocol.js';
 import { isAbusive, secondsUntilToken, takeTokens } from './rate-limit.js';
 import { routingOf } from './request-routing.js';
-import { SwarmRegistry } from './swarm-registry.js';
+import { OfferBook } from './offer-book.js';
+import { SwarmRegistry, provesKey, type PeerEntry } from './swarm-registry.js';
 
 /** Decides whether a peer may join a swarm: true allows, false or a string (the failure reason) refuses. */
 export type AnnounceFilter = (infoHashHex: string, context: { peerIdHex: string; ip: string; origin: string }) => boolean | string;
@@ -33,6 +39,10 @@ export interface MessageCounters {
   offersRelayed: number;
   answersRelayed: number;
   failures: number;
+  /** Announces refused: their peer_id belongs to another connection, and they did not show its key. */
+  peerIdInUse: number;
+  /** Answers not relayed: no offer with that offer_id from that to_peer_id was given to the answerer. */
+  answersWithoutOffer: number;
   rateLimited: number;
   abusersClosed: number;
   peersExpired: number;
@@ -43,9 +53,13 @@ export const CLOSE_POLICY = 1008;
 /** An invalid message costs this many rate-limit tokens, so garbage gets a socket closed fast. */
 const INVALID_MESSAGE_COST = 5;
 const textDecoder = new TextDecoder();
+const PEER_ID_IN_USE = 'peer_id in use by another connection';
+const ANSWER_WITHOUT_OFFER = 'answer to no offer this tracker gave you (`offer_id` unknown, expired or from another `to_peer_id`)';
 
 export class MessageHandler {
   readonly registry = new SwarmRegistry<Connection>();
+  /** The offers given to this node's sockets, which they may answer (other nodes' sockets: those nodes' books). */
+  readonly offers = new OfferBook<PeerEntry<Connection>>();
   readonly counters: MessageCounters = {
     messages: 0,
     announces: 0,
@@ -54,10 +68,14 @@ export class MessageHandler {
     offersRelayed: 0,
     answersRelayed: 0,
     failures: 0,
+    peerIdInUse: 0,
+    answersWithoutOffer: 0,
     rateLimited: 0,
     abusersClosed: 0,
     peersExpired: 0,
   };
+  /** Told when the announce filter throws (the client only learns that it failed). */
+  onFilterError: ((error: unknown) => void) | null = null;
   /** info_hashes (binary) allowed to form swarms; null allows every info_hash. */
   allowedInfoHashes: ReadonlySet<string> | null = null;
   private readonly options: MessageHandlerOptions;
@@ -179,6 +197,12 @@ export class MessageHandler {
       return;
     }
     if (!existing) {
+      // aquatic_ws ignores such an announce; a failure reason tells an honest client why nothing happens.
+      const holder = this.registry.getPeer(infoHash, peerId);
+      if (holder && !provesKey(holder, request.key)) {
+        this.counters.peerIdInUse++;
+        return this.fail(connection, PEER_ID_IN_USE, 'announce', infoHash);
+      }
       const refusal = this.refuseJoin(connection, infoHash, peerId);
       if (refusal) return this.fail(connection, refusal, 'announce', infoHash);
     }
@@ -189,6 +213,7 @@ export class MessageHandler {
       owner: connection,
       event: request.event,
       left: request.left,
+      key: request.key,
       nowMs,
     });
     const peer = result.peer;
@@ -203,7 +228,9 @@ export class MessageHandler {
     const targets = this.registry.samplePeers(swarm, request.numwant, peer);
     for (let i = 0; i < targets.length; i++) {
       const offer = request.offers[i]!;
-      targets[i]!.owner.send(this.frames.offer(offer.offer, offer.offerId, peerId, infoHash));
+      const target = targets[i]!;
+      const frame = this.frames.offer(offer.offer, offer.offerId, peerId, infoHash);
+      if (target.owner.sendOffer(frame, infoHash, peer.peerId, offer.offerId)) this.offers.record(offer.offerId, target, peer.peerId, nowMs);
       this.counters.offersRelayed++;
     }
   }
@@ -219,7 +246,8 @@ export class MessageHandler {
       try {
         verdict = filter(binaryIdToHex(infoHash), { peerIdHex: binaryIdToHex(peerId), ip: connection.ip, origin: connection.origin });
       } catch (error) {
-        verdict = `announce filter failed: ${error instanceof Error ? error.message : String(error)}`;
+        this.onFilterError?.(error);
+        verdict = 'announce filter failed';
       }
       if (verdict !== true) return typeof verdict === 'string' ? verdict : 'info_hash not allowed by this tracker';
     }
@@ -233,6 +261,10 @@ export class MessageHandler {
       return this.fail(connection, 'answer from a peer that has not announced on this connection', 'announce', infoHash);
     }
     this.registry.touch(self, nowMs);
+    if (!this.offers.take(request.offerId, self, request.toPeerId, nowMs)) {
+      this.counters.answersWithoutOffer++;
+      return this.fail(connection, ANSWER_WITHOUT_OFFER, 'announce', infoHash);
+    }
     const target = self.swarm.byId.get(request.toPeerId);
     if (!target) return this.fail(connection, 'no peer with that `to_peer_id`', 'announce', infoHash);
     target.owner.send(this.frames.answer(request.answer, request.offerId, request.peerId, infoHash));

@@ -23,6 +23,8 @@ export interface AnnounceRequest {
   peerId: string;
   event: AnnounceEvent;
   left: number;
+  /** BitTorrent's `key`: a secret of the client's that lets it take its peer_id over from another socket. */
+  key: string | null;
   /** How many peers the client wants offers sent to (min of numwant and offers.length). */
   numwant: number;
   offers: RelayOffer[];
@@ -63,6 +65,16 @@ export interface ParseLimits {
 export function isBinaryId(value: unknown): value is string {
   if (typeof value !== 'string' || value.length !== 20) return false;
   for (let i = 0; i < 20; i++) if (value.charCodeAt(i) > 0xff) return false;
+  return true;
+}
+
+/** The longest `key` accepted (BitTorrent clients send 8 hex digits; Shoal's client 20 random bytes). */
+export const MAX_KEY_LENGTH = 64;
+
+/** True for a `key`: 1 to MAX_KEY_LENGTH characters, all bytes (code points 0-255), as the ids. */
+export function isAnnounceKey(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) return false;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 0xff) return false;
   return true;
 }
 
@@ -130,6 +142,8 @@ function parseAnnounce(message: Record<string, unknown>, limits: ParseLimits): T
   // bittorrent-tracker: a non-numeric `left` counts as "unknown", i.e. not a seeder.
   let left = message.left === undefined ? Infinity : Number(message.left);
   if (Number.isNaN(left)) left = Infinity;
+  if (message.key !== undefined && !isAnnounceKey(message.key)) return fail(`invalid \`key\` (1-${MAX_KEY_LENGTH} characters, code points 0-255)`);
+  const key = message.key ?? null;
 
   const offers: RelayOffer[] = [];
   if (message.offers !== undefined && event !== 'stopped') {
@@ -146,7 +160,7 @@ function parseAnnounce(message: Record<string, unknown>, limits: ParseLimits): T
     const wanted = Number(message.numwant);
     if (Number.isFinite(wanted) && wanted >= 0) numwant = Math.min(numwant, Math.floor(wanted));
   }
-  return { kind: 'announce', infoHash, peerId, event, left, numwant, offers };
+  return { kind: 'announce', infoHash, peerId, event, left, key, numwant, offers };
 }
 
 function parseScrape(message: Record<string, unknown>, limits: ParseLimits): TrackerRequest {

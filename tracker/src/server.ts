@@ -11,7 +11,7 @@ import { CLOSE_POLICY, MessageHandler } from './message-handler.js';
 import { EventLoopMonitor } from './process-metrics.js';
 import { redactUrl } from './redis-bus.js';
 import { SocketBook } from './socket-book.js';
-import { snapshotStats } from './stats-snapshot.js';
+import { STATS_CACHE_MS, cachedFor, snapshotStats } from './stats-snapshot.js';
 import { RateWindow, renderPrometheus, type TrackerStats } from './stats.js';
 import { checkTlsFiles } from './tls-files.js';
 import { createTrackerApp, type AppContext, type ServingState } from './tracker-app.js';
@@ -70,6 +70,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const uwsBuild = `${build.packageName}@${build.packageVersion} (${build.binary})`;
   if (options.cert && options.key) checkTlsFiles(options.cert, options.key);
   const handler = new MessageHandler(options);
+  handler.onFilterError = (error) => logger.error('announce filter threw; the announce was refused', { error: error instanceof Error ? error.stack ?? error.message : String(error) });
   const reloadAllowList = (): number => {
     if (!options.infoHashAllowList) return 0;
     const allowed = readInfoHashAllowList(options.infoHashAllowList);
@@ -93,6 +94,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     logger,
     thread,
     registry: handler.registry,
+    offers: handler.offers,
     localConnection: (id) => book.connection(id),
     summary: () => ({ url: publicUrl, connections: book.size, peers: localPeers(), startedMs }),
   });
@@ -101,8 +103,10 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
   const rateWindow = new RateWindow();
   const announceLatency = new LatencyHistogram();
   const eventLoop = new EventLoopMonitor();
-  const stats = (): TrackerStats => snapshotStats({ startedMs, uwsBuild, handler, book, rateWindow, eventLoop, announceLatency, cluster, thread }, Date.now());
-  thread?.siblingStats.answerWith(stats);
+  const sources = { startedMs, uwsBuild, handler, book, rateWindow, eventLoop, announceLatency, cluster, thread };
+  const stats = (): TrackerStats => snapshotStats(sources, Date.now());
+  // A sibling merging the process's figures takes the process-wide ones from its own snapshot.
+  thread?.siblingStats.answerWith(cachedFor(STATS_CACHE_MS, () => snapshotStats(sources, Date.now(), false)));
   const context: AppContext = {
     uws: build.uws,
     options,
@@ -112,7 +116,7 @@ export async function startTracker(partial: Partial<TrackerOptions> = {}, depend
     announceLatency,
     state,
     health: () => ({ draining: state.draining, redis: cluster?.redisBus?.redisStatus ?? null }),
-    processStats: async () => (thread ? mergeThreadStats(stats(), await thread.siblingStats.collect()) : stats()),
+    processStats: cachedFor(STATS_CACHE_MS, async () => (thread ? mergeThreadStats(stats(), await thread.siblingStats.collect()) : stats())),
   };
 
   const listeners = await TrackerListeners.open(context, !thread).catch((error: unknown) => {

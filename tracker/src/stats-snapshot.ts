@@ -1,5 +1,6 @@
 // One thread's /stats.json figures, gathered from the parts that count them: the message
-// handler and its registry, the sockets, the cluster, the process.
+// handler and its registry, the sockets, the cluster, the process. The HTTP routes serve a
+// snapshot at most a second old (cachedFor), so a flood of scrapes costs one snapshot a second.
 
 import type { JoinedCluster, ThreadPlace } from './cluster-setup.js';
 import type { LatencyHistogram } from './latency-histogram.js';
@@ -45,11 +46,32 @@ function clusterStats(cluster: JoinedCluster, thread: ThreadPlace | undefined): 
   };
 }
 
-export function snapshotStats(sources: StatsSources, nowMs: number): TrackerStats {
+/** How long /stats.json and /metrics serve the same snapshot. */
+export const STATS_CACHE_MS = 1000;
+
+/** `produce`'s last value while it is younger than `ms` (a promise is shared by everyone asking meanwhile). */
+export function cachedFor<T>(ms: number, produce: () => T): () => T {
+  let value: T;
+  let atMs = -Infinity;
+  return () => {
+    const nowMs = Date.now();
+    if (nowMs - atMs >= ms) {
+      value = produce();
+      atMs = nowMs;
+    }
+    return value;
+  };
+}
+
+/**
+ * `processFigures` false leaves out what is the process's, not the thread's (open descriptors, a
+ * walk of /proc/self/fd, and the open-files limit): what a thread answers its sibling with.
+ */
+export function snapshotStats(sources: StatsSources, nowMs: number, processFigures = true): TrackerStats {
   const { handler, book } = sources;
   const memory = process.memoryUsage();
   const cpu = process.cpuUsage();
-  const limit = openFilesLimit();
+  const limit = processFigures ? openFilesLimit() : { soft: null, hard: null };
   return {
     uptimeSec: Math.round((nowMs - sources.startedMs) / 1000),
     version: TRACKER_VERSION,
@@ -63,7 +85,7 @@ export function snapshotStats(sources: StatsSources, nowMs: number): TrackerStat
     memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external },
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     openFilesLimit: limit,
-    fds: { open: countOpenFds(), max: limit.soft },
+    fds: { open: processFigures ? countOpenFds() : null, max: limit.soft },
     eventLoopLag: sources.eventLoop.lag(),
     announceLatency: sources.announceLatency.snapshot(),
     cluster: sources.cluster ? clusterStats(sources.cluster, sources.thread) : null,

@@ -126,6 +126,10 @@ export function renderPrometheus(stats: TrackerStats): string {
     ['{kind="answer"}', t.answersRelayed],
   ]);
   metric('shoal_tracker_failures_total', 'counter', 'Responses carrying a failure reason.', [['', t.failures]]);
+  metric('shoal_tracker_identity_refusals_total', 'counter', 'Announces and answers refused for speaking for a peer they do not hold (among the failures).', [
+    ['{kind="peer_id_in_use"}', t.peerIdInUse],
+    ['{kind="answer_without_offer"}', t.answersWithoutOffer],
+  ]);
   metric('shoal_tracker_rate_limited_total', 'counter', 'Messages dropped by the per-connection rate limit.', [['', t.rateLimited]]);
   metric('shoal_tracker_sockets_closed_total', 'counter', 'Sockets the tracker closed.', [
     ['{reason="abuse"}', t.abusersClosed],
@@ -164,6 +168,7 @@ export function renderPrometheus(stats: TrackerStats): string {
       ['{kind="relay_undeliverable"}', cluster.relays.relaysUndeliverable],
       ['{kind="send_failed"}', cluster.relays.sendFailures],
       ['{kind="malformed_received"}', cluster.relays.malformed],
+      ['{kind="claim_refused"}', cluster.relays.claimsRefused],
     ]);
     metric('shoal_tracker_cluster_nodes_lost_total', 'counter', 'Nodes forgotten (left, or lease expired).', [['', cluster.relays.nodesLost]]);
     if (cluster.redis) metric('shoal_tracker_redis_up', 'gauge', '1 while Redis is reachable.', [['', cluster.redis.up ? 1 : 0]]);

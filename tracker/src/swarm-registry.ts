@@ -7,6 +7,10 @@
 // - All peers of all swarms sit on one intrusive list ordered by their last announce. An
 //   announce moves a peer to the tail; expiry pops from the head until it meets a live peer.
 // - A swarm whose last peer leaves is deleted at once.
+// - A peer id belongs to the owner that announced it first. Another owner's announce for it
+//   changes nothing (`taken`), unless it shows the same `key` the peer joined with: only the
+//   client that made the key knows it (a reconnecting client moving to its new socket). So only
+//   the owner's own `stopped` (or one showing the key) removes a peer.
 //
 // Public on its own as `@shoal/tracker/swarm-registry` (the swarm simulator reuses it); with a
 // seeded `random` its sampling repeats exactly.
@@ -16,6 +20,8 @@ export interface PeerEntry<Owner> {
   readonly peerId: string;
   readonly swarm: Swarm<Owner>;
   owner: Owner;
+  /** The secret the peer joined with (BitTorrent's announce `key`), or null: what a takeover must show. */
+  readonly key: string | null;
   complete: boolean;
   lastSeenMs: number;
   /** Position in `swarm.peers`; -1 once removed. */
@@ -48,6 +54,8 @@ export interface AnnounceInput<Owner> {
   event: AnnounceEvent;
   /** Bytes left; 0 means the peer is a seeder. */
   left: number;
+  /** The announce's `key`, if it has one. */
+  key?: string | null;
   nowMs: number;
 }
 
@@ -58,8 +66,15 @@ export interface AnnounceResult<Owner> {
   peer: PeerEntry<Owner> | null;
   /** True when this announce added the peer to the swarm. */
   joined: boolean;
-  /** The owner that held this peer id before, when another owner took it over. */
+  /** The owner that held this peer id before, when another owner took it over (with the peer's key). */
   replacedOwner: Owner | null;
+  /** The peer id belongs to another owner, which keeps it: nothing changed, `peer` is null. */
+  taken: boolean;
+}
+
+/** Whether an announce by another owner, showing `key`, may take `peer` over. */
+export function provesKey(peer: PeerEntry<unknown>, key: string | null | undefined): boolean {
+  return peer.key !== null && key === peer.key;
 }
 
 export interface RegistryCounts {
@@ -116,16 +131,20 @@ export class SwarmRegistry<Owner> {
   /**
    * Applies one announce, with bittorrent-tracker's semantics: an unknown peer joins whatever
    * its event says (except `stopped`), `completed` or `left: 0` makes it a seeder, `stopped`
-   * removes it. A peer id announced by a new owner moves to that owner (a client reconnecting
-   * with the same id before its old socket timed out).
+   * removes it. A peer id held by another owner moves to the announcing one only when the
+   * announce shows the peer's key (a client reconnecting before its old socket timed out);
+   * otherwise the result is `taken` and nothing changes.
    */
   announce(input: AnnounceInput<Owner>): AnnounceResult<Owner> {
     let swarm = this.swarms.get(input.infoHash);
     let peer = swarm?.byId.get(input.peerId);
+    if (peer && peer.owner !== input.owner && !provesKey(peer, input.key)) {
+      return { swarm: swarm!, peer: null, joined: false, replacedOwner: null, taken: true };
+    }
 
     if (input.event === 'stopped') {
       if (peer) this.remove(peer);
-      return { swarm: swarm ?? new Swarm<Owner>(input.infoHash), peer: null, joined: false, replacedOwner: null };
+      return { swarm: swarm ?? new Swarm<Owner>(input.infoHash), peer: null, joined: false, replacedOwner: null, taken: false };
     }
 
     let joined = false;
@@ -140,6 +159,7 @@ export class SwarmRegistry<Owner> {
         peerId: input.peerId,
         swarm,
         owner: input.owner,
+        key: input.key ?? null,
         complete,
         lastSeenMs: input.nowMs,
         index: swarm.peers.length,
@@ -177,7 +197,7 @@ export class SwarmRegistry<Owner> {
       this.touch(peer, input.nowMs);
       if (changed) this.onPeerChanged?.(peer);
     }
-    return { swarm, peer, joined, replacedOwner };
+    return { swarm, peer, joined, replacedOwner, taken: false };
   }
 
   /** Marks a peer as alive without changing its state (e.g. it relayed an answer). */

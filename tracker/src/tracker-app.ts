@@ -29,7 +29,7 @@ export interface AppContext {
   announceLatency: LatencyHistogram;
   state: ServingState;
   health(): HealthState;
-  /** This process's figures (every thread's). */
+  /** This process's figures (every thread's), at most STATS_CACHE_MS old. */
   processStats(): Promise<TrackerStats>;
 }
 
@@ -82,7 +82,10 @@ function websocketBehavior(context: AppContext): WebSocketBehavior<SocketData> {
       const origin = req.getHeader('origin');
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), options.trustProxy > 0 ? req.getHeader('x-forwarded-for') : '', options.trustProxy);
       const refusal = book.refusal(ip, origin, context.state.closed);
-      if (refusal) return void res.writeStatus(refusal.status).writeHeader('content-type', 'text/plain').end(refusal.text);
+      if (refusal) {
+        if (refusal.reason === 'maxConnectionsPerIp') warnPerIpLimit(context, ip);
+        return void res.writeStatus(refusal.status).writeHeader('content-type', 'text/plain').end(refusal.text);
+      }
       res.upgrade<SocketData>({ connection: new UwsConnection(ip, origin, slowLimits) }, key, protocol, extensions, socketContext);
     },
     open(ws) {
@@ -101,6 +104,21 @@ function websocketBehavior(context: AppContext): WebSocketBehavior<SocketData> {
       book.remove(ws, connection);
     },
   };
+}
+
+const PER_IP_WARNING_EVERY_MS = 60_000;
+let perIpWarnedMs = -Infinity;
+
+/** At most once a minute: an address at its limit may be a flood, or a proxy the tracker was not told of. */
+function warnPerIpLimit(context: AppContext, ip: string): void {
+  const nowMs = Date.now();
+  if (nowMs - perIpWarnedMs < PER_IP_WARNING_EVERY_MS) return;
+  perIpWarnedMs = nowMs;
+  context.logger.warn('connections refused: too many from one address', {
+    ip,
+    maxConnectionsPerIp: context.options.maxConnectionsPerIp,
+    note: 'if this is your proxy or load balancer, set trustProxy (it then counts the clients behind it); a large NAT may need a higher maxConnectionsPerIp',
+  });
 }
 
 function receiveFrame(context: AppContext, connection: UwsConnection, message: ArrayBuffer, isBinary: boolean): void {

@@ -51,6 +51,11 @@ const frames: Record<string, string> = {
   'trailing garbage': `${announce()}x`,
   'truncated': announce().slice(0, -3),
   'a lone surrogate escape in the SDP': announce().replace('end', '\\ud800end'),
+  "an ASCII key (Shoal's: 40 hex digits)": announce({ key: '0123456789abcdef'.repeat(2) + '01234567' }),
+  'a key of bytes above 127 and control characters': announce({ key: 'é\u0001ÿ"\\' }),
+  'a key escaped to non-ASCII': announce().replace('"left"', '"key":"\\u00c3\\u00a9","left"'),
+  'a key too long': announce({ key: 'k'.repeat(65) }),
+  'a key above 255': announce({ key: 'ā' }),
 };
 
 describe('readFrame', () => {
@@ -65,7 +70,7 @@ describe('readFrame', () => {
     const base = JSON.parse(announce()) as Record<string, unknown>;
     const answerBase = JSON.parse(frames['an answer']!) as Record<string, unknown>;
     for (const template of [base, answerBase]) {
-      for (const field of [...Object.keys(template), 'offers', 'answer']) {
+      for (const field of [...Object.keys(template), 'offers', 'answer', 'key']) {
         for (const value of odd) {
           const text = JSON.stringify({ ...template, [field]: value });
           const fast = readFrame(utf8(text), limits);
@@ -86,10 +91,11 @@ describe('readFrame', () => {
     expect(readFrame(utf8(frames['an answer']!), limits)?.kind).toBe('answer');
     expect(readFrame(utf8(frames['whitespace everywhere']!), limits)?.kind).toBe('announce');
     expect(readFrame(utf8(frames['hand-written escapes in the offer']!), limits)?.kind).toBe('announce');
+    expect(readFrame(utf8(frames["an ASCII key (Shoal's: 40 hex digits)"]!), limits)).toMatchObject({ kind: 'announce', key: '0123456789abcdef0123456789abcdef01234567' });
   });
 
   it('declines what it cannot vouch for, leaving the failure reason to parseRequest', () => {
-    for (const name of ['an escaped key spelling offers', 'an id above 255', 'a scrape', 'a raw control character in the SDP', 'trailing garbage', 'truncated', 'an unknown event', 'string numbers']) {
+    for (const name of ['an escaped key spelling offers', 'an id above 255', 'a scrape', 'a raw control character in the SDP', 'trailing garbage', 'truncated', 'an unknown event', 'string numbers', 'a key escaped to non-ASCII', 'a key too long']) {
       expect(readFrame(utf8(frames[name]!), limits), name).toBeNull();
     }
   });

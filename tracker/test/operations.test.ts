@@ -15,6 +15,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { binaryIdToHex } from '../src/protocol.js';
 import { clientIp } from '../src/client-ip.js';
 import { loadCliOptions, resolveOptions } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startTracker } from '../src/server.js';
 import { WsPeer, binaryId, type Message } from './support/ws-peer.js';
 import { startShoal } from './support/trackers.js';
 
@@ -228,6 +230,15 @@ describe('limits', () => {
     c.close();
   });
 
+  it('allows 256 connections from one address by default, and says in the log why the next is refused', async () => {
+    expect(resolveOptions().maxConnectionsPerIp).toBe(256);
+    const cli = await runCli(['--workers', '1', '--log-level', 'warn']);
+    const sockets = await Promise.all(Array.from({ length: 256 }, () => WsPeer.connect(cli.url)));
+    cleanups.push(() => sockets.forEach((socket) => socket.close()));
+    await expect(WsPeer.connect(cli.url)).rejects.toThrow(/HTTP 429/);
+    await expect.poll(() => cli.stderr(), { timeout: 2000 }).toMatch(/"msg":"connections refused: too many from one address","ip":"127.0.0.1","maxConnectionsPerIp":256,"note":"if this is your proxy or load balancer, set trustProxy/);
+  });
+
   it('refuses a full tracker with 503', async () => {
     const tracker = await startShoal({ maxConnections: 1 });
     cleanups.push(() => tracker.close());
@@ -264,6 +275,20 @@ describe('limits', () => {
     expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'not on our service' });
     // Called on joins only, not on every update.
     expect(seen).toEqual([`${binaryIdToHex(binaryId('ok-swarm'))}/${binaryIdToHex(binaryId('p'))}`, `${binaryIdToHex(binaryId('no-swarm'))}/${binaryIdToHex(binaryId('p'))}`]);
+    peer.close();
+  });
+
+  it('refuses a join whose filter throws without showing the client the error, which goes to the log', async () => {
+    const logged: string[] = [];
+    const tracker = await startTracker(
+      { host: '127.0.0.1', port: 0, filter: () => { throw new Error('db password=hunter2 at 10.0.0.9'); } },
+      { logger: createLogger('error', 'test', (line) => logged.push(line)) },
+    );
+    cleanups.push(() => tracker.close());
+    const peer = await WsPeer.connect(tracker.url);
+    peer.send(announce(binaryId('any-swarm'), 'p'));
+    expect(await peer.next(failure)).toMatchObject({ 'failure reason': 'announce filter failed' });
+    expect(logged.join('\n')).toMatch(/announce filter threw.*hunter2/);
     peer.close();
   });
 
@@ -326,6 +351,9 @@ describe('separate metrics listener', () => {
     expect((await fetch(httpUrl(tracker.url, '/stats.json'))).status).toBe(404);
     expect((await fetch(httpUrl(tracker.url, '/health'))).status).toBe(200);
     expect((await fetch(`${tracker.metricsUrl}/health`)).status).toBe(200);
+    // A burst of scrapes is served from one snapshot (a second old at most), not a walk of /proc/self/fd each.
+    const bodies = await Promise.all(Array.from({ length: 50 }, async () => (await fetch(`${tracker.metricsUrl}/stats.json`)).text()));
+    expect(new Set(bodies).size).toBeLessThanOrEqual(2);
     expect(() => loadCliOptions(['--metrics-port', '9100'], {}) && resolveOptions({ metricsPort: 9100 })).toThrow(/`metricsHost` and `metricsPort` go together/);
   });
 });

@@ -211,12 +211,12 @@ describe('protocol details of the shoal tracker', () => {
     await join(alice, binaryId('other-swarm'), 'mallory');
   });
 
-  it('refuses answers to unknown peers and from peers that never announced', async () => {
+  it('refuses answers to offers it did not give, and from peers that never announced', async () => {
     const hash = binaryId('answers');
     const alice = await connect();
     await join(alice, hash, 'alice');
     alice.send({ action: 'announce', info_hash: hash, peer_id: binaryId('alice'), to_peer_id: binaryId('ghost'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
-    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/to_peer_id/);
+    expect((await alice.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/no offer this tracker gave you/);
     const stranger = await connect();
     stranger.send({ action: 'announce', info_hash: hash, peer_id: binaryId('stranger'), to_peer_id: binaryId('alice'), answer: sdp('answer', 'x'), offer_id: binaryId('o') });
     expect((await stranger.next((m) => m['failure reason'] !== undefined))['failure reason']).toMatch(/not announced/);
@@ -241,12 +241,17 @@ describe('protocol details of the shoal tracker', () => {
     expect(await alice.next()).toMatchObject({ action: 'scrape', 'failure reason': 'full scrape is disabled on this tracker' });
   });
 
-  it('lets a reconnecting client take its peer_id over from its old socket', async () => {
+  it('lets a reconnecting client take its peer_id over from its old socket by showing its key, and no one else', async () => {
     const hash = binaryId('reconnect');
     const first = await connect();
-    await join(first, hash, 'phoenix');
+    first.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), key: 'phoenix-key', left: 1, offers: [] });
+    await first.next(isResponse);
+    const stranger = await connect();
+    stranger.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), left: 1, offers: [] });
+    expect(await stranger.next((m) => m['failure reason'] !== undefined)).toMatchObject({ 'failure reason': 'peer_id in use by another connection', info_hash: hash });
     const second = await connect();
-    expect(await join(second, hash, 'phoenix')).toMatchObject({ incomplete: 1 });
+    second.send({ action: 'announce', event: 'started', info_hash: hash, peer_id: binaryId('phoenix'), key: 'phoenix-key', left: 1, offers: [] });
+    expect(await second.next(isResponse)).toMatchObject({ incomplete: 1 });
     first.close();
     await first.closed();
     const watcher = await connect();

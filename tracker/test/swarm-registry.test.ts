@@ -8,7 +8,7 @@ function announce(
   registry: SwarmRegistry<string>,
   infoHash: string,
   peerId: string,
-  extra: { owner?: string; event?: 'started' | 'update' | 'completed' | 'stopped' | 'paused'; left?: number; nowMs?: number } = {},
+  extra: { owner?: string; event?: 'started' | 'update' | 'completed' | 'stopped' | 'paused'; left?: number; key?: string; nowMs?: number } = {},
 ) {
   return registry.announce({
     infoHash,
@@ -16,6 +16,7 @@ function announce(
     owner: extra.owner ?? peerId,
     event: extra.event ?? 'started',
     left: extra.left ?? 100,
+    key: extra.key ?? null,
     nowMs: extra.nowMs ?? 0,
   });
 }
@@ -115,12 +116,31 @@ describe('SwarmRegistry', () => {
     expect(registry.counts().peers).toBe(0);
   });
 
-  it('moves a peer id to a new owner and reports the old one', () => {
+  it('keeps a peer id with its first owner against another owner without its key, even a stop', () => {
     const registry = new SwarmRegistry<string>();
-    announce(registry, hash(1), peer(1), { owner: 'socket-a' });
-    const result = announce(registry, hash(1), peer(1), { owner: 'socket-b', event: 'update' });
-    expect(result.replacedOwner).toBe('socket-a');
+    announce(registry, hash(1), peer(1), { owner: 'socket-a', key: 'secret' });
+    for (const key of [undefined, 'guess']) {
+      for (const event of ['started', 'completed', 'stopped'] as const) {
+        const result = announce(registry, hash(1), peer(1), { owner: 'socket-b', event, left: 0, ...(key ? { key } : {}) });
+        expect(result).toMatchObject({ taken: true, peer: null, replacedOwner: null });
+      }
+    }
+    expect(registry.getPeer(hash(1), peer(1))).toMatchObject({ owner: 'socket-a', complete: false });
+    expect(registry.counts()).toMatchObject({ peers: 1, seeders: 0 });
+    // A peer that joined without a key can never be taken over.
+    announce(registry, hash(1), peer(2), { owner: 'socket-c' });
+    expect(announce(registry, hash(1), peer(2), { owner: 'socket-d', event: 'update' }).taken).toBe(true);
+  });
+
+  it('moves a peer id to a new owner that shows the key it joined with, and reports the old one', () => {
+    const registry = new SwarmRegistry<string>();
+    announce(registry, hash(1), peer(1), { owner: 'socket-a', key: 'secret' });
+    const result = announce(registry, hash(1), peer(1), { owner: 'socket-b', event: 'update', key: 'secret' });
+    expect(result).toMatchObject({ taken: false, replacedOwner: 'socket-a' });
     expect(result.peer!.owner).toBe('socket-b');
+    expect(registry.counts().peers).toBe(1);
+    // Now the old owner is the stranger.
+    expect(announce(registry, hash(1), peer(1), { owner: 'socket-a', event: 'stopped' }).taken).toBe(true);
     expect(registry.counts().peers).toBe(1);
   });
 

@@ -285,6 +285,8 @@ describe('webrtc signaling: the tracker protocol', () => {
     expect(announce).toMatchObject({ action: 'announce', event: 'started', info_hash: INFO_HASH, numwant: 2 });
     expect(announce!.peer_id).toHaveLength(20);
     expect(Buffer.from(announce!.peer_id, 'latin1').toString('hex')).toBe(client.localPeerId);
+    // A secret of 160 random bits, with which a tracker gives the peer_id back after a reconnect.
+    expect(announce!.key).toMatch(/^[0-9a-f]{40}$/);
     expect(announce!.offers).toHaveLength(2);
     for (const { offer_id: offerId, offer } of announce!.offers) {
       expect(offerId).toHaveLength(20);
@@ -295,6 +297,19 @@ describe('webrtc signaling: the tracker protocol', () => {
     const [, again] = await waitFor(() => tracker.received.length > 1 && tracker.received, 'a second announce');
     // Its two unanswered offers still hold their slots below maxPeers (12): room for three more.
     expect(again!.offers).toHaveLength(3);
+    expect(again!.key).toBe(announce!.key);
+  });
+
+  it('keeps its announces apart when a tracker states an interval above 2^31 ms (setTimeout would fire at once)', async () => {
+    const tracker = await scriptedTracker();
+    tracker.onMessage((message, socket) => socket.send(JSON.stringify({ action: 'announce', info_hash: message.info_hash, interval: 3e6, complete: 0, incomplete: 1 })));
+    const swarm = signaling([tracker.url], { requestPeersIntervalMs: 20 }).join(INFO_HASH, recorder().events);
+    await waitFor(() => tracker.received.length === 1, 'first announce');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    swarm.requestPeers();
+    await waitFor(() => tracker.received.length === 2, 'announce after requestPeers');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(tracker.received).toHaveLength(2);
   });
 
   it('answers a relayed offer through the tracker, to the offering peer', async () => {
@@ -493,7 +508,8 @@ describe('webrtc signaling: the tracker protocol', () => {
     const [error] = await waitFor(() => events.errors.length > 0 && events.errors, 'error');
     expect(error!.message).toContain('connection lost');
     await waitFor(() => tracker.received.length === 2, 'second announce');
-    expect(tracker.received[1]).toMatchObject({ event: 'started' });
+    // With the same key: the tracker may give the peer_id back before it sees the old socket gone.
+    expect(tracker.received[1]).toMatchObject({ event: 'started', key: tracker.received[0]!.key });
   });
 
   it('sends stopped on leave, and destroy leaves no timer or socket behind', async () => {

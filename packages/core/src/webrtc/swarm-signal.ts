@@ -55,6 +55,8 @@ export class Swarm {
   /** Connections with a known remote (answered or being answered, and open) by remote peer id (hex). */
   private readonly connections = new Map<string, RtcPeer>();
   private left = false;
+  /** BitTorrent's announce `key`, a secret of ours: with it a tracker gives our peer_id back to our new socket after a reconnect. */
+  private readonly key = binaryToHex(randomBinaryId());
 
   constructor(
     private readonly infoHash: string,
@@ -148,7 +150,8 @@ export class Swarm {
   private schedule(tracker: TrackerSocket, announcer: Announcer, delayMs: number): void {
     const { clock } = this.options;
     clock.clearTimeout(announcer.timer);
-    announcer.timer = clock.setTimeout(() => void this.announce(tracker, announcer), delayMs);
+    // Past 2^31 - 1 ms, setTimeout fires at once (a tracker's huge `interval` would loop our announces).
+    announcer.timer = clock.setTimeout(() => void this.announce(tracker, announcer), Math.min(delayMs, 2e9));
   }
 
   /**
@@ -179,6 +182,7 @@ export class Swarm {
       action: 'announce',
       info_hash: this.infoHash,
       peer_id: this.peerIdBinary,
+      key: this.key,
       numwant: offers.length,
       offers: offers.map(({ offerId, offer }) => ({ offer_id: offerId, offer })),
       ...(announcer.started ? {} : { event: 'started' }),
