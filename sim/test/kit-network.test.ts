@@ -189,7 +189,7 @@ describe('what the wire carries besides payload (wire-overhead.ts)', () => {
       if (withControl) for (let i = 0; i < 20; i++) control.send(Uint8Array.of(0x0a, 0, 0, 0, 1));
       data.send(new Uint8Array(1000).fill(0x05, 0, 1));
       await clock.runUntil(10_000);
-      expect(sender.overheadBytes).toBe((withControl ? 21 * (5 + overhead.packetBytes) : 0) + 2 * overhead.packetBytes);
+      expect(sender.overheadBytes).toBe((withControl ? 21 * overhead.packetBytes : 0) + 2 * overhead.packetBytes);
       return arrivals[1]!;
     };
     const quiet = await arrivalOfSecond(false);

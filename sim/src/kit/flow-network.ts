@@ -28,7 +28,7 @@ export class SimHost {
   /** The flow network's mark: this downlink was already refilled in the current reshare. */
   reshareStamp = 0;
 
-  /** Bytes of overhead (wire-overhead.ts) sent while the uplink was busy, not yet charged to a flow. */
+  /** Bytes sent outside the flows (wire-overhead.ts) while the uplink was busy, not yet charged to a flow. */
   private overheadOwed = 0;
   /** Every byte of data-channel overhead the uplink sent (headers, acknowledgements, ICE checks), busy or not. */
   overheadBytes = 0;
@@ -47,6 +47,11 @@ export class SimHost {
   sendOverhead(bytes: number, tcp = false): void {
     if (tcp) this.tcpAckBytes += bytes;
     else this.overheadBytes += bytes;
+    this.sendAside(bytes);
+  }
+
+  /** The uplink sent `bytes` outside any flow (a small message on an idle pipe): owed if the uplink is busy. */
+  sendAside(bytes: number): void {
     if (this.uplink.size > 0) this.overheadOwed += bytes;
   }
 

@@ -97,7 +97,10 @@ export class SimChannelEnd implements PeerTransport {
     const headerBytes = overhead ? packetsOf(overhead, data.length) * overhead.packetBytes : 0;
     if (this.pipe.instant || (data.length <= SMALL_MESSAGE_BYTES && !this.pipe.active)) {
       // A small message still waits behind whatever the sender's other uploads queued at its router.
-      if (overhead) this.host.sendOverhead(data.length + headerBytes);
+      if (overhead) {
+        this.host.sendOverhead(headerBytes);
+        this.host.sendAside(data.length);
+      }
       this.transmitted(data, payload, generation, this.host.uplinkQueueDelayMs());
       return;
     }
