@@ -170,8 +170,9 @@ async function createShoalEngine({ upload, trackers, iceServers, integrityManife
         p2pBytes: stats?.p2pBytes ?? 0,
         uploadedBytes: stats?.uploadBytes ?? 0,
         controlBytes: stats?.controlBytes ?? 0,
-        // The upload governor's pace now (getStats has no field for the rate its pings advertise, which the same controller sets).
+        // The upload governor's pace now, and the rate its pings tell peers (0.9 × its estimate of the link).
         uploadPaceBytesPerS: stats?.upload.paceBytesPerS ?? null,
+        uploadAdvertisedBytesPerS: stats?.upload.advertisedBytesPerS ?? null,
         peers: stats?.peers ?? 0,
         storeBytes: stats?.storeBytes ?? null,
         bans: bans.slice(),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lagHistogramBetween, summarizeLag, type TimerLagSnapshot } from '../src/swarm/timer-lag.js';
 import { summarizeUplinkClasses, uplinkSpan, type UplinkPoint } from '../src/swarm/uplink-classes.js';
+import { describeUplinkClasses } from '../src/swarm/uplink-classes-view.js';
 import { destinationOf, parseChainCounters, type KernelUplink } from '../src/swarm/uplink-counters.js';
 
 const kernel = (origin: number, tracker: number, udp: number, other: number): KernelUplink => ({
@@ -35,7 +36,7 @@ describe('uplink classes', () => {
     const record = {
       fromS: 20,
       viewers: [
-        { id: 'v0', atJoins: point(20, kernel(0, 0, 0, 0), 0, 0), last: point(60, kernel(40_000, 400, 2_000_000, 0), 1_800_000, 60_000), paceSamples: [50_000, 60_000] },
+        { id: 'v0', atJoins: point(20, kernel(0, 0, 0, 0), 0, 0), last: point(60, kernel(40_000, 400, 2_000_000, 0), 1_800_000, 60_000), paceSamples: [50_000, 60_000], advertisedSamples: [40_000, 44_000] },
         { id: 'v1', atJoins: point(20, kernel(0, 0, 0, 0), 0, 0), last: point(60, kernel(60_000, 400, 200_000, 0), 0, 40_000), paceSamples: [0] },
       ],
     };
@@ -48,7 +49,8 @@ describe('uplink classes', () => {
     expect(report.all.afterJoins!.seconds).toBe(80);
     expect(report.all.afterJoins!.totalBytes).toBe(2_300_800);
     expect(report.all.afterJoins!.kbitPerS.total).toBe(230.1);
-    expect(report.viewers[0]!.rates).toEqual({ paceBytesPerS: 55_000, payloadBytesPerS: 45_000, udpBytesPerS: 50_000, linkBytesPerS: 51_010 });
+    expect(report.viewers[0]!.rates).toEqual({ paceBytesPerS: 55_000, advertisedBytesPerS: 42_000, payloadBytesPerS: 45_000, udpBytesPerS: 50_000, linkBytesPerS: 51_010 });
+    expect(describeUplinkClasses('shoal', report).join('\n')).toContain('pace 55.0, advertised 42.0 kB/s against payload 45.0');
     expect(report.viewers[1]!.run!.seconds).toBe(58);
     expect(report.controlCounted).toBe(true);
   });

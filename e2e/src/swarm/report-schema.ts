@@ -130,8 +130,8 @@ export interface RunReport {
    * - bytes.tracker: TCP to the tracker (WebSocket); bytes.other: the rest (pages server, multicast);
    * - totalBytes: the kernel's total, the classes' sum; packets by the kernel's four classes;
    *   kbitPerS: bytes × 8 / seconds / 1000 (for groups: bytes over viewer-seconds, per viewer).
-   * `rates`: the governor's mean pace after the joins (getStats upload.paceBytesPerS, sampled
-   * at each reading) against the payload, all UDP, and everything its link carried, bytes/s.
+   * `rates`: the governor's mean pace and advertised rate after the joins (getStats
+   * upload.paceBytesPerS and upload.advertisedBytesPerS, sampled at each reading) against the payload, all UDP, and everything its link carried, bytes/s.
    * `sendingPayload` / `sendingNone`: viewers that sent payload after the joins, and the others.
    * `timerLag`: how late a 100 ms timer in each page fired (whole ms; e2e/pages/timer-lag.js),
    * per viewer and pooled, over the run and after the joins.

@@ -21,7 +21,7 @@ function viewerLine(viewer: ViewerUplinkClasses): string {
   const span = shown(viewer);
   if (!span) return `  ${viewer.id.padEnd(4)} no reading`;
   const rates = viewer.rates;
-  const pace = rates ? ` · pace ${kBps(rates.paceBytesPerS)} kB/s against payload ${kBps(rates.payloadBytesPerS)}, UDP ${kBps(rates.udpBytesPerS)}, link ${kBps(rates.linkBytesPerS)} kB/s` : '';
+  const pace = rates ? ` · pace ${kBps(rates.paceBytesPerS)}, advertised ${kBps(rates.advertisedBytesPerS ?? null)} kB/s against payload ${kBps(rates.payloadBytesPerS)}, UDP ${kBps(rates.udpBytesPerS)}, link ${kBps(rates.linkBytesPerS)} kB/s` : '';
   return `  ${viewer.id.padEnd(4)} cap ${capKbit(viewer.capBitsPerS)}: ${spanLine(span)}${pace}`;
 }
 
@@ -59,14 +59,14 @@ export function uplinkClassesHtml(report: UplinkClassesReport): string {
     const rates = viewer.rates;
     return htmlRow(viewer.id.replace(/[^\w-]/g, ''), shown(viewer), [
       capKbit(viewer.capBitsPerS),
-      rates ? `${kBps(rates.paceBytesPerS)} / ${kBps(rates.payloadBytesPerS)} / ${kBps(rates.linkBytesPerS)}` : '–',
+      rates ? `${kBps(rates.paceBytesPerS)} / ${kBps(rates.advertisedBytesPerS ?? null)} / ${kBps(rates.payloadBytesPerS)} / ${kBps(rates.linkBytesPerS)}` : '–',
       lagCell(viewer.timerLag.afterJoins ?? viewer.timerLag.run),
     ]);
   });
   const groups = ([['sending payload', report.sendingPayload], ['sending none', report.sendingNone], ['all', report.all]] as const)
     .filter(([, group]) => group.viewers > 0)
     .map(([words, group]) => htmlRow(`${group.viewers} ${words} (per viewer)`, shown(group), ['', '', words === 'all' ? lagCell(report.timerLag.afterJoins ?? report.timerLag.run) : '']));
-  const head = [...UPLINK_CLASSES.map((kind) => WORDS[kind]), 'total', 'cap', 'pace / payload / link kB/s', 'timer lag p50 / p95 / max ms'].map((title) => `<th>${title}</th>`).join('');
+  const head = [...UPLINK_CLASSES.map((kind) => WORDS[kind]), 'total', 'cap', 'pace / advertised / payload / link kB/s', 'timer lag p50 / p95 / max ms'].map((title) => `<th>${title}</th>`).join('');
   return `<h4>Uplinks by class ${after ? `after the joins (${Math.round(report.fromS!)} s on)` : 'over the run'}, kbit/s</h4>
 <p style="font-size:13px">IP bytes out of each viewer's own namespace (iptables, before its NAT and its shaping). Payload and control are the engine's counts${report.controlCounted ? '' : ' (this engine does not count control: it is inside overhead)'}; overhead is the rest of its UDP (IP/UDP/DTLS/SCTP headers, SCTP acknowledgements of received data, ICE/STUN/TURN); origin TCP is its HTTP requests and acknowledgements of its downloads; tracker the WebSocket. Pace: the upload governor's mean pace against the payload and everything the link carried. Timer lag: how late a ${report.timerLag.intervalMs ?? '–'} ms timer in the page fired.</p>
 <table class="summary"><thead><tr><th>viewer</th>${head}</tr></thead><tbody>${rows.join('')}${groups.join('')}</tbody></table>`;

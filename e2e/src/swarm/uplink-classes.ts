@@ -35,6 +35,8 @@ export interface ViewerUplinkRecord {
   last: UplinkPoint | null;
   /** Its engine's upload pace at each reading after the joins, bytes/s. */
   paceSamples: number[];
+  /** The rate its pings told peers at each reading after the joins, bytes/s (once measured; absent in older records). */
+  advertisedSamples?: number[];
 }
 
 export interface UplinkClassesRecord {
@@ -63,8 +65,8 @@ export interface ViewerUplinkClasses {
   /** From its join to its last reading. */
   run: UplinkSpan | null;
   afterJoins: UplinkSpan | null;
-  /** Its governor's mean pace after the joins against what went out, bytes/s (payload, all UDP, everything). */
-  rates: { paceBytesPerS: number | null; payloadBytesPerS: number; udpBytesPerS: number; linkBytesPerS: number } | null;
+  /** Its governor's mean pace and advertised rate after the joins against what went out, bytes/s (payload, all UDP, everything). */
+  rates: { paceBytesPerS: number | null; advertisedBytesPerS: number | null; payloadBytesPerS: number; udpBytesPerS: number; linkBytesPerS: number } | null;
   timerLag: { run: TimerLagSummary | null; afterJoins: TimerLagSummary | null };
 }
 
@@ -124,7 +126,7 @@ function viewerClasses(record: ViewerUplinkRecord, joinedS: number, capBitsPerS:
   const run = last ? uplinkSpan(null, last, joinedS) : null;
   const afterJoins = atJoins && last && last.tS > atJoins.tS ? uplinkSpan(atJoins, last, atJoins.tS) : null;
   const span = afterJoins ?? run;
-  const paces = record.paceSamples;
+  const meanOf = (samples: number[] | undefined) => (samples?.length ? Math.round(samples.reduce((sum, value) => sum + value, 0) / samples.length) : null);
   const lag = (from: UplinkPoint | null) => (last?.timerLag ? summarizeLag(lagHistogramBetween(from?.timerLag ?? undefined, last.timerLag), from ? undefined : last.timerLag.maxMs) : null);
   return {
     id: record.id,
@@ -134,7 +136,8 @@ function viewerClasses(record: ViewerUplinkRecord, joinedS: number, capBitsPerS:
     afterJoins,
     rates: afterJoins
       ? {
-          paceBytesPerS: paces.length ? Math.round(paces.reduce((sum, pace) => sum + pace, 0) / paces.length) : null,
+          paceBytesPerS: meanOf(record.paceSamples),
+          advertisedBytesPerS: meanOf(record.advertisedSamples),
           payloadBytesPerS: perSecond(afterJoins.bytes.payload, afterJoins.seconds),
           udpBytesPerS: perSecond(afterJoins.bytes.payload + afterJoins.bytes.control + afterJoins.bytes.overhead, afterJoins.seconds),
           linkBytesPerS: perSecond(afterJoins.totalBytes, afterJoins.seconds),

@@ -19,7 +19,7 @@ export class UplinkLedger {
     if (this.failure) return;
     try {
       await installUplinkCounters(namespace, this.destinations);
-      this.viewers.set(index, { id: `v${index}`, namespace, atJoins: null, last: null, paceSamples: [] });
+      this.viewers.set(index, { id: `v${index}`, namespace, atJoins: null, last: null, paceSamples: [], advertisedSamples: [] });
     } catch (error) {
       this.failure = `the uplink's classes were not counted: iptables in the viewer's namespace failed (${(error as Error).message.split('\n')[0]})`;
     }
@@ -50,6 +50,7 @@ export class UplinkLedger {
         // A viewer that joined after the period began has no reading at its start.
         if (this.fromS === tS) viewer.atJoins = point;
         if (viewer.atJoins && typeof snapshot.uploadPaceBytesPerS === 'number') viewer.paceSamples.push(snapshot.uploadPaceBytesPerS);
+        if (viewer.atJoins && typeof snapshot.uploadAdvertisedBytesPerS === 'number') viewer.advertisedSamples?.push(snapshot.uploadAdvertisedBytesPerS);
       }),
     );
   }

@@ -35,6 +35,8 @@ export interface ViewerSnapshot {
   controlBytes?: number;
   /** Shoal only: its upload governor's pace now, bytes/s (getStats upload.paceBytesPerS). */
   uploadPaceBytesPerS?: number | null;
+  /** Shoal only: the upload rate its pings tell peers, bytes/s (getStats upload.advertisedBytesPerS; null: not measured yet). */
+  uploadAdvertisedBytesPerS?: number | null;
   /** How late the page's timers fired (e2e/pages/timer-lag.js). */
   timerLag?: TimerLagSnapshot;
   peers: number;
