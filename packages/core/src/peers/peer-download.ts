@@ -3,7 +3,7 @@
 // straight to its transfer; the rate it delivered at; and how long to leave it alone after
 // it failed us (silent, trickling, lying) or said busy.
 import type { Clock } from '../types.js';
-import { NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, type PeerMessage } from '../wire/peer-protocol.js';
+import { NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, measuredPace, type PeerMessage } from '../wire/peer-protocol.js';
 
 /** What a session reads of a leg it brings: the byte range, how far it got, and the segment it is of. */
 export interface PeerLeg {
@@ -96,6 +96,16 @@ export class PeerDownload {
   cancelledRecently(sequence: number): boolean {
     const atMs = this.cancelled.get(sequence);
     return atMs !== undefined && this.clock.now() - atMs < CANCEL_QUIET_MS;
+  }
+
+  /**
+   * The rate a new request to this peer would get, bytes/s: what the peer says its link delivers
+   * (0: it does not serve), else (nothing said, or not measured yet) what we measured from it. And
+   * how long its queued uploads will keep a new request waiting.
+   */
+  expectedRate(advertised: { paceBytesPerS: number; backlogBytes: number } | undefined): { bytesPerS: number; waitMs: number } {
+    const bytesPerS = measuredPace(advertised?.paceBytesPerS) ?? this.throughputBytesPerS;
+    return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
   }
 
   /** Asks for `leg`; returns the request to send. */

@@ -91,15 +91,9 @@ export class PeerSession {
     });
   }
 
-  /**
-   * The rate a new request to this peer would get, bytes/s: what the peer says its link delivers
-   * (0: it does not serve), else (nothing said, or not measured yet) what we measured from it. And
-   * how long its queued uploads will keep a new request waiting.
-   */
+  /** The rate a new request to this peer would get, and how long its queued uploads keep it waiting (PeerDownload.expectedRate). */
   get expectedRate(): { bytesPerS: number; waitMs: number } {
-    const advertised = this.advertised;
-    const bytesPerS = measuredPace(advertised?.paceBytesPerS) ?? this.download.throughputBytesPerS;
-    return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
+    return this.download.expectedRate(this.advertised);
   }
 
   /** The upload rate the peer last said it delivers, bytes/s: 0 when it does not serve, undefined before it said one it measured. */
