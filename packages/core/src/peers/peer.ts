@@ -137,7 +137,12 @@ export class PeerSession {
   }
 
   isFetching(sequence: number): boolean {
-    return this.availability.isFetching(sequence);
+    return this.availability.isFetching(sequence, this.clock.now());
+  }
+
+  /** A `fetching` of its lapsed lately (peer-availability.ts). */
+  get lapsed(): boolean {
+    return this.clock.now() < this.availability.lapsedUntilMs;
   }
 
   /** What it holds of a segment it relays as it arrives, or undefined. */
@@ -239,11 +244,11 @@ export class PeerSession {
       case 'handshake':
         return 'second handshake';
       case 'availability':
-        this.availability.replace(message.firstSequence, message.states);
+        this.availability.replace(message.firstSequence, message.states, this.clock.now());
         this.hooks.onAvailability(this, undefined);
         return undefined;
       case 'have': {
-        const flood = this.availability.update(message.sequence, message.state);
+        const flood = this.availability.update(message.sequence, message.state, this.clock.now());
         if (!flood) this.hooks.onAvailability(this, message.sequence);
         return flood;
       }
