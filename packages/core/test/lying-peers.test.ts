@@ -1,9 +1,10 @@
-// A live swarm with a liar among the neighbours, speaking the wire protocol by hand: what its
-// claims cost the honest viewers. On the testing kit's virtual clock.
+// Liars among the neighbours, speaking the wire protocol by hand: what their claims cost the
+// honest viewers. On the testing kit's virtual clock.
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, SegmentState, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
-import { linkTransports, type SimChannelEnd } from '@shoal/sim/kit';
-import { enginesDestroyedAfterEach, peerId } from './fakes.js';
+import { ShoalEngine } from '../src/index.js';
+import { PROTOCOL_VERSION, SegmentState, decode, encode, type PeerMessage } from '../src/wire/peer-protocol.js';
+import { VirtualClock, linkTransports, type SimChannelEnd } from '@shoal/sim/kit';
+import { enginesDestroyedAfterEach, FakeOrigin, makeSegments, ManualSignaling, peerId, UNPACED } from './fakes.js';
 import { liveSwarm, type LiveSwarm } from './live-swarm.js';
 
 const LIVE = 'https://origin.test/live.m3u8|shoal1|bw=800000';
@@ -68,4 +69,39 @@ describe('a lying neighbour in a live swarm', () => {
     expect(after.reduce((sum, n) => sum + n, 0) / after.length).toBeLessThanOrEqual(1.2);
     expect(stalls).toBe(0);
   }, 30_000);
+});
+
+describe('a peer that advertises an enormous upload rate', () => {
+  it('with a 1-byte queue, silent on what it is asked for, is believed only as fast as the initial rate, and backed off: the next load goes over HTTP at once', async () => {
+    const VOD = 'https://origin.test/vod.m3u8|shoal1|bw=800000';
+    const clock = new VirtualClock();
+    const origin = new FakeOrigin(clock);
+    const signaling = new ManualSignaling(peerId(1));
+    const engine = new ShoalEngine({ ...UNPACED }, { clock, http: origin, signaling });
+    engines.push(engine);
+    const refs = makeSegments(origin, VOD, 10);
+    engine.registerStream({ streamKey: VOD, isLive: false, segments: refs });
+    engine.setPlayback({ positionS: 0, rate: 1, bufferedUntilS: 30, isLive: false });
+    const asked: number[] = [];
+    const [mine, liar] = linkTransports(clock, peerId(1), peerId(66), { bytesPerS: 1e6, latencyMs: 5 });
+    liar.setEvents({ message: (data) => { const result = decode(data); if (result.ok && result.message.type === 'request') asked.push(result.message.sequence); }, close: () => {}, drain: () => {} });
+    signaling.events!.peer(mine);
+    liar.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
+    liar.send(encode({ type: 'availability', firstSequence: 0, states: refs.map(() => SegmentState.has) }));
+    // Its uplink "delivers 4 GB/s", and one byte is queued ahead of ours: not idle, so (before) never a stall.
+    liar.send(encode({ type: 'ping', sentMs: 0, paceBytesPerS: 0xffff_fffe, backlogBytes: 1 }));
+    await clock.advance(50);
+    const httpOf = (sequence: number) => origin.requestsFor(refs[sequence]!.url);
+    const first = engine.loadSegment(refs[3]!);
+    while (httpOf(3).length === 0) await clock.advance(50);
+    expect((await Promise.race([first.result, clock.advance(3000).then(() => first.result)])).source).toBe('http');
+    const askedAtMs = clock.now();
+    const second = engine.loadSegment(refs[4]!);
+    await clock.advance(200);
+    // Before: asked again, it held the second segment too until HTTP had to start (seconds on).
+    expect(httpOf(4).map((request) => request.atMs - askedAtMs)).toEqual([0]);
+    expect((await Promise.race([second.result, clock.advance(3000).then(() => second.result)])).source).toBe('http');
+    console.log(`liar advertising 4 GB/s was asked for ${asked.join(' ')}`);
+    expect(asked).not.toContain(4);
+  });
 });
