@@ -564,6 +564,24 @@ describe('hostile peers', () => {
     expectSameBytes(result.bytes, t.origin.files.get(t.refs[3]!.url));
   });
 
+  it('refuses a first chunk that sizes the segment far beyond what its bitrate allows: no copy of that size, the exact bytes over HTTP', async () => {
+    const t = await hostileSetup();
+    // 64 MiB less a byte, where 2 s at the assumed 2 Mbit/s is 500 kB (the bound: 4 times that and 1 MiB).
+    const remote = t.connect(69, (sequence, peer) => peer.send(encode({ type: 'data', sequence, offset: 0, totalBytes: 64 * 1024 * 1024 - 1, payload: new Uint8Array(1000) })));
+    const other = t.connect(70, () => {});
+    t.handshake(remote, [3]);
+    t.handshake(other, []);
+    await t.clock.advance(50);
+    const load = t.engine.loadSegment(t.refs[3]!);
+    await t.clock.advance(3000);
+    const result = await load.result;
+    expect(result.source).toBe('http');
+    expectSameBytes(result.bytes, t.origin.files.get(t.refs[3]!.url));
+    // Nothing of the claimed size was taken: no relay of it was offered to the other peers.
+    const progress = t.received.filter((message) => message.ok && message.message.type === 'progress');
+    expect(progress.map((message) => message.ok && message.message.type === 'progress' && message.message.totalBytes)).not.toContain(64 * 1024 * 1024 - 1);
+  });
+
   it('bans a peer that says it has segments that are not out yet', async () => {
     const t = await hostileSetup();
     const remote = t.connect(67, () => {});
