@@ -118,8 +118,8 @@ export class ShoalEngine {
     const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
     if (registration.bandwidthBitsPerS) stream.guessBitrate(registration.bandwidthBitsPerS / 8);
     if (stream.isLive && wasRegistered && fresh.length > 0) {
-      // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds).
-      const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads).map((peer) => peer.id);
+      // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds), and not one whose claims lapsed.
+      const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads && !peer.lapsed).map((peer) => peer.id);
       const now = this.clock.now();
       const share = seedShareFor(stream, stream.refs.get(fresh[fresh.length - 1]!)!, now, {
         playback: stream.key === this.activeKey ? this.playback : undefined, playbackAtMs: this.playbackAtMs,

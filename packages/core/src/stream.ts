@@ -5,7 +5,6 @@ import type { SegmentVerifier } from './store/integrity.js';
 import { LiveEdgeSeeding, newlyListed } from './plan/live-edge-seeding.js';
 import type { EngineOptions } from './options.js';
 import { PeerPool, type PeerPoolOwner } from './peers/peer-pool.js';
-import { PendingLoads } from './transfers/pending-loads.js';
 import type { OriginThroughput } from './transfers/origin-throughput.js';
 import { Transfers } from './transfers/transfers.js';
 import type { Clock, HttpClient, SegmentRef, SegmentStore } from './types.js';
@@ -54,7 +53,6 @@ export class Stream {
   readonly stats: Omit<StreamStats, 'peers'> = {
     httpBytes: 0, originBytes: { seed: 0, urgent: 0, range: 0, refetch: 0 }, p2pBytes: 0, uploadBytes: 0, controlBytes: 0, httpSegments: 0, p2pSegments: 0,
   };
-  readonly waiters = new PendingLoads();
   readonly pool: PeerPool;
   readonly transfers: Transfers;
   /** Who fetches new live segments from the origin. */
@@ -81,7 +79,7 @@ export class Stream {
     for (const ref of segments) refs.set(ref.sequence, ref);
     // Keep segments that slid out of a live playlist while a transfer or a load still needs them.
     for (const [sequence, ref] of this.refs) {
-      if (!refs.has(sequence) && (this.transfers.running.has(sequence) || this.waiters.has(sequence))) refs.set(sequence, ref);
+      if (!refs.has(sequence) && (this.transfers.running.has(sequence) || this.transfers.waiters.has(sequence))) refs.set(sequence, ref);
     }
     this.refs = refs;
     this.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);

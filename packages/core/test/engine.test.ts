@@ -451,6 +451,30 @@ describe('live-edge seeding', () => {
     expect(result.timing.doneMs).toBeLessThanOrEqual(w.clock.now());
     expect(result.timing.doneMs - result.timing.requestMs).toBeLessThan(4000);
   });
+
+  it('still answers a load waiting for peers whose segment slid out of the live playlist before any transfer of it started', async () => {
+    const w = world();
+    const refs = makeSegments(w.origin, LIVE, 20);
+    const viewer = w.make(1);
+    viewer.registerStream({ streamKey: LIVE, isLive: true, segments: refs.slice(0, 10) });
+    viewer.setPlayback({ positionS: 10, rate: 1, bufferedUntilS: 12, isLive: true, liveEdgeS: 20, targetLatencyS: 10 });
+    // A peer that says it uploads and never has anything: live, the load waits for peers until HTTP must start.
+    const [mine, theirs] = linkTransports(w.clock, peerId(1), peerId(2), { bytesPerS: 1e6, latencyMs: 10 });
+    theirs.setEvents({ message: () => {}, close: () => {}, drain: () => {} });
+    theirs.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
+    theirs.send(encode({ type: 'availability', firstSequence: 0, states: [] }));
+    w.tracker.swarms.values().next().value![0]!.events.peer(mine);
+    await w.clock.advance(100);
+    const load = viewer.loadSegment(refs[7]!);
+    let settled = false;
+    load.result.then(() => (settled = true), () => (settled = true));
+    await w.clock.advance(500);
+    expect(w.origin.requestsFor(refs[7]!.url)).toHaveLength(0);
+    viewer.registerStream({ streamKey: LIVE, isLive: true, segments: refs.slice(8, 18) });
+    await w.clock.advance(5000);
+    expect(settled).toBe(true);
+    expectSameBytes((await load.result).bytes, w.origin.files.get(refs[7]!.url));
+  });
 });
 
 describe('hostile peers', () => {
@@ -538,6 +562,24 @@ describe('hostile peers', () => {
     expect(t.banned).toEqual([peerId(66)]);
     expect(result.source).toBe('http');
     expectSameBytes(result.bytes, t.origin.files.get(t.refs[3]!.url));
+  });
+
+  it('refuses a first chunk that sizes the segment far beyond what its bitrate allows: no copy of that size, the exact bytes over HTTP', async () => {
+    const t = await hostileSetup();
+    // 64 MiB less a byte, where 2 s at the assumed 2 Mbit/s is 500 kB (the bound: 4 times that and 1 MiB).
+    const remote = t.connect(69, (sequence, peer) => peer.send(encode({ type: 'data', sequence, offset: 0, totalBytes: 64 * 1024 * 1024 - 1, payload: new Uint8Array(1000) })));
+    const other = t.connect(70, () => {});
+    t.handshake(remote, [3]);
+    t.handshake(other, []);
+    await t.clock.advance(50);
+    const load = t.engine.loadSegment(t.refs[3]!);
+    await t.clock.advance(3000);
+    const result = await load.result;
+    expect(result.source).toBe('http');
+    expectSameBytes(result.bytes, t.origin.files.get(t.refs[3]!.url));
+    // Nothing of the claimed size was taken: no relay of it was offered to the other peers.
+    const progress = t.received.filter((message) => message.ok && message.message.type === 'progress');
+    expect(progress.map((message) => message.ok && message.message.type === 'progress' && message.message.totalBytes)).not.toContain(64 * 1024 * 1024 - 1);
   });
 
   it('bans a peer that says it has segments that are not out yet', async () => {

@@ -83,6 +83,25 @@ describe('a hostile peer', () => {
     session.close();
   });
 
+  it('that advertises an enormous upload rate is believed only up to what we measured from it (before any leg, the initial rate)', async () => {
+    const { clock, session, hostile } = setup();
+    hostile({ type: 'ping', sentMs: 0, paceBytesPerS: 0xffff_fffe, backlogBytes: 1 });
+    await clock.advance(50);
+    expect(session.expectedRate.bytesPerS).toBe(500_000);
+    // It delivers 100 kB in about a second: what we believe of it falls towards that.
+    const leg = askFor(session, clock, 1);
+    for (let k = 0; k < 10; k += 1) {
+      hostile({ type: 'data', sequence: 1, offset: k * 10_000, totalBytes: 100_000, payload: new Uint8Array(10_000) });
+      await clock.advance(100);
+    }
+    hostile({ type: 'done', sequence: 1, totalBytes: 100_000 });
+    await clock.advance(50);
+    expect(leg.finished).toBe(true);
+    expect(session.expectedRate.bytesPerS).toBe(session.throughputBytesPerS);
+    expect(session.expectedRate.bytesPerS).toBeLessThan(350_000);
+    session.close();
+  });
+
   it('that floods requests gets at most eight queued, and busy with the wait for the rest', async () => {
     // A pace that keeps the first uploads under way while the others arrive; no deadlines, so the pace alone does not refuse them.
     const { clock, session, hostile, received } = setup(new Uint8Array(100_000), 200_000);

@@ -9,6 +9,14 @@ import { SegmentState, type SegmentStateValue } from '../wire/peer-protocol.js';
 export const MAX_ANNOUNCED_SEGMENTS = 8192;
 /** Segments a peer may relay at once (a relay's progress is kept until it says `has` or `none`). */
 const MAX_RELAYED_SEGMENTS = 64;
+/**
+ * A `fetching` stands this long without turning into `has`: twice the life of a relay with no
+ * fetch behind it (RELAY_TTL_MS, live-edge-seeding.ts), so a fetch behind one has 4 s more. A peer
+ * whose claim lapsed is believed fetching nothing for LAPSED_MS: a liar claiming every new segment
+ * held every elected seeder back, and was never asked for bytes, so no backoff caught it.
+ */
+const FETCHING_TTL_MS = 8000;
+const LAPSED_MS = 60_000;
 
 /** A relay's last progress: bytes [0, heldBytes) of totalBytes held at atMs, and the rate they grew at between its last two. */
 export interface RelayProgress {
@@ -23,13 +31,24 @@ export class PeerAvailability {
   private readonly states = new Map<number, SegmentStateValue>();
   /** Segments it is receiving and serves as their bytes arrive (it said `progress`). */
   private readonly relaying = new Map<number, RelayProgress>();
+  /** When it said `fetching` of each segment it still says so of. */
+  private readonly claimedAt = new Map<number, number>();
+  /** A `fetching` of its lapsed: none of its claims count before this time, nor is it a candidate to fetch for others. */
+  lapsedUntilMs = 0;
 
   has(sequence: number): boolean {
     return this.states.get(sequence) === SegmentState.has;
   }
 
-  isFetching(sequence: number): boolean {
-    return this.states.get(sequence) === SegmentState.fetching || this.relaying.has(sequence);
+  isFetching(sequence: number, nowMs: number): boolean {
+    if (this.relaying.has(sequence)) return true;
+    // The oldest claim comes first (a Map keeps insertion order).
+    const [oldest, atMs] = this.claimedAt.entries().next().value ?? [];
+    if (atMs !== undefined && nowMs - atMs >= FETCHING_TTL_MS) {
+      this.claimedAt.delete(oldest!);
+      this.lapsedUntilMs = nowMs + LAPSED_MS;
+    }
+    return nowMs >= this.lapsedUntilMs && this.claimedAt.has(sequence);
   }
 
   /** It has the segment, or relays it as it arrives. */
@@ -50,20 +69,21 @@ export class PeerAvailability {
   }
 
   /** Its whole availability map replaces what we knew of it. */
-  replace(firstSequence: number, states: readonly SegmentStateValue[]): void {
+  replace(firstSequence: number, states: readonly SegmentStateValue[], nowMs: number): void {
     this.states.clear();
     this.relaying.clear();
-    states.forEach((state, i) => {
-      if (state !== SegmentState.none) this.states.set(firstSequence + i, state);
-    });
+    this.claimedAt.clear();
+    states.forEach((state, i) => this.update(firstSequence + i, state, nowMs));
   }
 
   /** A `have` delta; returns a violation when it announces too much at once. Any `have` ends a relay's progress. */
-  update(sequence: number, state: SegmentStateValue): string | undefined {
+  update(sequence: number, state: SegmentStateValue, nowMs: number): string | undefined {
     if (state !== SegmentState.none && !this.states.has(sequence) && this.states.size >= MAX_ANNOUNCED_SEGMENTS) {
       return `announced more than ${MAX_ANNOUNCED_SEGMENTS} segments at once`;
     }
     this.relaying.delete(sequence);
+    if (state !== SegmentState.fetching) this.claimedAt.delete(sequence);
+    else if (!this.claimedAt.has(sequence)) this.claimedAt.set(sequence, nowMs);
     if (state === SegmentState.none) this.states.delete(sequence);
     else this.states.set(sequence, state);
     return undefined;

@@ -3,7 +3,7 @@
 // straight to its transfer; the rate it delivered at; and how long to leave it alone after
 // it failed us (silent, trickling, lying) or said busy.
 import type { Clock } from '../types.js';
-import { NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, type PeerMessage } from '../wire/peer-protocol.js';
+import { NO_DEADLINE, NOT_SERVING, TO_SEGMENT_END, measuredPace, type PeerMessage } from '../wire/peer-protocol.js';
 
 /** What a session reads of a leg it brings: the byte range, how far it got, and the segment it is of. */
 export interface PeerLeg {
@@ -33,6 +33,9 @@ export interface LegSink {
 }
 
 export type LegFailure = 'absent' | 'busy' | 'size' | 'gone' | 'void';
+
+/** The peer's upload state from its last ping or pong (undefined: none came yet). */
+type Advertised = { paceBytesPerS: number; backlogBytes: number } | undefined;
 
 /**
  * After a cancel, a sender's trailing chunks are what its channel and its router's queue held: a
@@ -98,6 +101,17 @@ export class PeerDownload {
     return atMs !== undefined && this.clock.now() - atMs < CANCEL_QUIET_MS;
   }
 
+  /**
+   * The rate a new request to this peer would get, bytes/s: what the peer says its link delivers
+   * (0: it does not serve), up to what we measured from it (before any leg, the modest initial
+   * rate): a liar advertising an enormous pace was asked first for every segment. And how long
+   * its queued uploads will keep a new request waiting.
+   */
+  expectedRate(advertised: Advertised): { bytesPerS: number; waitMs: number } {
+    const bytesPerS = Math.min(measuredPace(advertised?.paceBytesPerS) ?? Infinity, this.throughputBytesPerS);
+    return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
+  }
+
   /** Asks for `leg`; returns the request to send. */
   request(leg: PeerLeg, withinMs: number, sink: LegSink): PeerMessage {
     this.cancelled.delete(leg.transfer.sequence);
@@ -108,7 +122,7 @@ export class PeerDownload {
   }
 
   /** A data message: a violation (to ban the peer for), or undefined. */
-  data(sequence: number, offset: number, totalBytes: number, payload: Uint8Array, remoteSays: { backlogBytes: number } | undefined): string | undefined {
+  data(sequence: number, offset: number, totalBytes: number, payload: Uint8Array, remoteSays: Advertised): string | undefined {
     const current = this.current;
     if (!current || current.leg.transfer.sequence !== sequence) {
       return this.cancelled.has(sequence) ? undefined : `data for segment ${sequence} never requested`;
@@ -161,7 +175,7 @@ export class PeerDownload {
   }
 
   /** We give up the leg (the plan moved it elsewhere): returns the cancel to send, if it was the peer's. */
-  cancel(leg: PeerLeg, remoteSays: { backlogBytes: number } | undefined): PeerMessage | undefined {
+  cancel(leg: PeerLeg, remoteSays: Advertised): PeerMessage | undefined {
     if (this.current?.leg !== leg) return undefined;
     this.stop(remoteSays);
     return { type: 'cancel', sequence: leg.transfer.sequence };
@@ -174,7 +188,7 @@ export class PeerDownload {
     current?.sink.failed(current.leg, 'gone');
   }
 
-  private stop(remoteSays: { backlogBytes: number } | undefined): void {
+  private stop(remoteSays: Advertised): void {
     const leg = this.current!.leg;
     this.current = undefined;
     // A cancelled leg's rate counts too: else a slow peer, whose legs are all cancelled before
@@ -182,8 +196,8 @@ export class PeerDownload {
     const elapsedMs = this.clock.now() - leg.startedMs;
     if (elapsedMs >= MIN_RATE_SAMPLE_MS) {
       this.throughputBytesPerS = blendRate(this.throughputBytesPerS, leg.received, elapsedMs);
-      // Next to nothing arrived though the peer said nothing was queued ahead of us: silent or trickling.
-      if ((remoteSays?.backlogBytes ?? 0) === 0 && (leg.received / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
+      // Next to nothing arrived, and what the peer said was queued ahead of us would have gone by now at its rate: silent or trickling.
+      if (this.expectedRate(remoteSays).waitMs < elapsedMs && (leg.received / elapsedMs) * 1000 < STALLED_BYTES_PER_S) this.failed();
     }
     this.cancelled.set(leg.transfer.sequence, this.clock.now());
     if (this.cancelled.size > 32) this.cancelled.delete(this.cancelled.values().next().value!);

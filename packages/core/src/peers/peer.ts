@@ -91,15 +91,9 @@ export class PeerSession {
     });
   }
 
-  /**
-   * The rate a new request to this peer would get, bytes/s: what the peer says its link delivers
-   * (0: it does not serve), else (nothing said, or not measured yet) what we measured from it. And
-   * how long its queued uploads will keep a new request waiting.
-   */
+  /** The rate a new request to this peer would get, and how long its queued uploads keep it waiting (PeerDownload.expectedRate). */
   get expectedRate(): { bytesPerS: number; waitMs: number } {
-    const advertised = this.advertised;
-    const bytesPerS = measuredPace(advertised?.paceBytesPerS) ?? this.download.throughputBytesPerS;
-    return { bytesPerS, waitMs: bytesPerS > 0 ? ((advertised?.backlogBytes ?? 0) / bytesPerS) * 1000 : Infinity };
+    return this.download.expectedRate(this.advertised);
   }
 
   /** The upload rate the peer last said it delivers, bytes/s: 0 when it does not serve, undefined before it said one it measured. */
@@ -143,7 +137,12 @@ export class PeerSession {
   }
 
   isFetching(sequence: number): boolean {
-    return this.availability.isFetching(sequence);
+    return this.availability.isFetching(sequence, this.clock.now());
+  }
+
+  /** A `fetching` of its lapsed lately (peer-availability.ts). */
+  get lapsed(): boolean {
+    return this.clock.now() < this.availability.lapsedUntilMs;
   }
 
   /** What it holds of a segment it relays as it arrives, or undefined. */
@@ -245,11 +244,11 @@ export class PeerSession {
       case 'handshake':
         return 'second handshake';
       case 'availability':
-        this.availability.replace(message.firstSequence, message.states);
+        this.availability.replace(message.firstSequence, message.states, this.clock.now());
         this.hooks.onAvailability(this, undefined);
         return undefined;
       case 'have': {
-        const flood = this.availability.update(message.sequence, message.state);
+        const flood = this.availability.update(message.sequence, message.state, this.clock.now());
         if (!flood) this.hooks.onAvailability(this, message.sequence);
         return flood;
       }

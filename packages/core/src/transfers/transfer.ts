@@ -41,6 +41,8 @@ export interface TransferStream {
   };
   readonly seeding: { failed(sequence: number, nowMs: number): void };
   learnBitrate(bytesPerS: number): void;
+  /** The stream's bitrate, bytes per second of media (learnt, else guessed). */
+  readonly bytesPerS: number;
 }
 
 /** Where a leg's bytes come from: a peer, or the origin (a request for the whole segment, or a Range request for the leg). */
@@ -121,12 +123,22 @@ export class Transfer {
   /** The `progress` last announced: 0 none, 1 at the first bytes, 2 at half. */
   announcedStep = 0;
   private nextLegId = 1;
+  /**
+   * The most a peer may say the segment holds (its first chunk sizes the copy: a liar had us
+   * allocate up to 64 MiB): the playlist's byte range, else 4 times the bitrate over the duration and 1 MiB.
+   * Transfers.sized refuses a peer's leg beyond it, as one whose size another sender contradicts.
+   */
+  readonly maxBytes: number;
 
   constructor(
     readonly ref: SegmentRef,
     /** A live-edge seeding fetch: it goes on when the load that asked for it is aborted. */
     readonly seed: boolean,
-  ) {}
+    /** The stream's bitrate, bytes per second of media. */
+    bytesPerS = Infinity,
+  ) {
+    this.maxBytes = ref.byteRange ? ref.byteRange.end - ref.byteRange.start : 4 * bytesPerS * ref.durationS + 2 ** 20;
+  }
 
   get sequence(): number {
     return this.ref.sequence;

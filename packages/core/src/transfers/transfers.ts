@@ -194,7 +194,7 @@ export class Transfers implements LegSink {
   }
 
   private open(ref: SegmentRef, seed: boolean): Transfer {
-    const transfer = new Transfer(ref, seed);
+    const transfer = new Transfer(ref, seed, this.stream.bytesPerS);
     this.bySequence.set(ref.sequence, transfer);
     return transfer;
   }
@@ -231,7 +231,7 @@ export class Transfers implements LegSink {
   // ---- what the legs bring ----
 
   sized(leg: Leg, totalBytes: number): boolean {
-    return leg.transfer.setSize(totalBytes);
+    return (!leg.peer || totalBytes <= leg.transfer.maxBytes) && leg.transfer.setSize(totalBytes);
   }
 
   arrived(leg: Leg, chunk: Uint8Array): void {
