@@ -53,15 +53,25 @@ function declaredNames(path, { privateMembers }) {
   return names;
 }
 
-/** The string literals of our code that could name a property (`'x' in y`, `y['x']`); comments aside. */
-function stringLiterals(files) {
+/**
+ * What our code says of properties, from its parsed source: `members`, the names it reads, writes
+ * or declares as members (`a.x`, `{ x: 1 }`, `{ x }`, `const { x } = a`, `x: T` in a type or class);
+ * `literals`, its string literals that could name one at run time (`'x' in y`, `y['x']`), not
+ * literal types (`Pick<T, 'x'>`, `T['x']`), which the bundle drops with the types. Comments aside.
+ */
+function ourNames(files) {
+  const members = new Set();
   const literals = new Set();
+  const member = (name) => name && ts.isIdentifier(name) && members.add(name.text);
   const visit = (node) => {
-    if (ts.isStringLiteralLike(node) && /^[A-Za-z_$][\w$]*$/.test(node.text)) literals.add(node.text);
+    if (ts.isStringLiteralLike(node) && !ts.isLiteralTypeNode(node.parent) && /^[A-Za-z_$][\w$]*$/.test(node.text)) literals.add(node.text);
+    if (ts.isPropertyAccessExpression(node)) member(node.name);
+    else if (ts.isObjectLiteralElement(node) || ts.isClassElement(node) || ts.isTypeElement(node)) member(node.name);
+    else if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) member(node.propertyName ?? node.name);
     ts.forEachChild(node, visit);
   };
   for (const [path, text] of files) visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true));
-  return literals;
+  return { members, literals };
 }
 
 /**
@@ -70,7 +80,6 @@ function stringLiterals(files) {
  */
 export function internalPropertyNames(sourceRoot = root) {
   const ourPaths = [...sources('packages/core/src', sourceRoot), ...sources('packages/hlsjs/src', sourceRoot)];
-  const ours = ourPaths.map((path) => read(path, sourceRoot)).join('\n');
   const publishedTypes = [
     ...readdirSync(join(root, 'packages/core/dist')).filter((name) => name.endsWith('.d.ts') && name !== 'testing.d.ts').map((name) => `packages/core/dist/${name}`),
     'packages/hlsjs/dist/index.d.ts',
@@ -84,12 +93,8 @@ export function internalPropertyNames(sourceRoot = root) {
   const foreign = words(protocol.map((path) => read(path, sourceRoot)).join('\n'));
   for (const path of foreignTypes) for (const name of declaredNames(path, { privateMembers: true })) foreign.add(name);
   for (const path of publishedTypes) for (const name of declaredNames(path, { privateMembers: false })) foreign.add(name);
-  const quoted = stringLiterals(ourPaths.map((path) => [path, read(path, sourceRoot)]));
-  const used = new Set([
-    ...[...ours.matchAll(/\.([A-Za-z_$][\w$]*)/g)].map((match) => match[1]),
-    ...[...ours.matchAll(/^\s*(?:(?:readonly|private|protected|public|static)\s+)*([A-Za-z_$][\w$]*)\??[:(]/gm)].map((match) => match[1]),
-  ]);
-  return [...used].filter((name) => name.length > 2 && !foreign.has(name) && !quoted.has(name)).sort();
+  const { members, literals } = ourNames(ourPaths.map((path) => [path, read(path, sourceRoot)]));
+  return [...members].filter((name) => name.length > 2 && !foreign.has(name) && !literals.has(name)).sort();
 }
 
 /** The names as one anchored pattern for esbuild's `mangleProps`. */
