@@ -3,7 +3,7 @@
 // is foreign, and kept, when it names a member in a published type of @shoal/core or @shoal/hlsjs
 // (what users pass in and read back; a public class's private members aside), in hls.js's types
 // (its loader and event contract) or in the DOM or ECMAScript library types; when it appears in
-// the tracker's protocol modules (the WebTorrent protocol's JSON keys); or when it is a string
+// the code of the tracker's protocol modules (the WebTorrent protocol's JSON keys); or when it is a string
 // literal in our code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count
 // nowhere. Private fields, the planner's snapshot shapes and the interfaces between the engine's
 // modules are what is left: they cost bytes in every bundle and mean nothing outside it. Run after
@@ -24,11 +24,14 @@ const sources = (dir, base = root) =>
 
 /**
  * The tracker's modules that read and write the protocol's frames: every JSON key our client sends
- * or reads is a word of theirs (the rest of the tracker's names, its sockets, workers and stats,
- * are no business of the bundle's).
+ * or reads is a word of their code, in a name or inside a string (`'{"interval":'`); the words of
+ * their comments are not (the rest of the tracker's names, its sockets, workers and stats, are no
+ * business of the bundle's).
  */
 const TRACKER_PROTOCOL_MODULES = ['protocol', 'frame-reader', 'frame-writer', 'message-handler'];
 const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
+const printer = ts.createPrinter({ removeComments: true });
+const withoutComments = (path, text) => printer.printFile(ts.createSourceFile(path, text, ts.ScriptTarget.Latest));
 
 /**
  * The names a type file lets other code use: its identifiers and quoted member names. Not its
@@ -90,7 +93,7 @@ export function internalPropertyNames(sourceRoot = root) {
   ];
   for (const file of [...publishedTypes, ...foreignTypes]) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
   const protocol = TRACKER_PROTOCOL_MODULES.map((name) => `tracker/src/${name}.ts`).filter((path) => existsSync(join(sourceRoot, path)));
-  const foreign = words(protocol.map((path) => read(path, sourceRoot)).join('\n'));
+  const foreign = words(protocol.map((path) => withoutComments(path, read(path, sourceRoot))).join('\n'));
   for (const path of foreignTypes) for (const name of declaredNames(path, { privateMembers: true })) foreign.add(name);
   for (const path of publishedTypes) for (const name of declaredNames(path, { privateMembers: false })) foreign.add(name);
   const { members, literals } = ourNames(ourPaths.map((path) => [path, read(path, sourceRoot)]));
