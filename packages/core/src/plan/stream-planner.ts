@@ -3,6 +3,7 @@
 // carries it out. Returns when to plan the stream again.
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
+import type { RelayProgress } from '../peers/peer-availability.js';
 import type { Stream } from '../stream.js';
 import type { Transfer } from '../transfers/transfer.js';
 import type { PlaybackReport, SegmentRef, SegmentStore } from '../types.js';
@@ -18,7 +19,6 @@ import {
   plan,
   prefetchWindow,
   segmentDeadlineMs,
-  type LegPlan,
   type ModeWindows,
   type PeerPlan,
   type SegmentPlan,
@@ -78,7 +78,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     segments.push({
       sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
       httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
-      ...(transfer ? { legs: legPlans(transfer) } : {}),
+      ...(transfer ? { legs: [...transfer.legs] } : {}),
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
@@ -130,13 +130,6 @@ function wholeFromOrigin(transfer: Transfer): boolean {
   return false;
 }
 
-function legPlans(transfer: Transfer): LegPlan[] {
-  return [...transfer.legs].map((leg) => ({
-    id: leg.id, peerId: leg.peer?.id, start: leg.start, end: leg.end, received: leg.received, startedMs: leg.startedMs, orphaned: leg.orphaned,
-    firstByteMs: leg.firstByteMs, withinMs: leg.withinMs,
-  }));
-}
-
 /** The peers that upload, as the plan sees them: what they offer of these segments, their rates, and what they relay. */
 function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number): PeerPlan[] {
   const plans: PeerPlan[] = [];
@@ -144,14 +137,14 @@ function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number
     if (!peer.handshaken || !peer.remoteUploads) continue;
     const rate = peer.expectedRate;
     const offers = new Set<number>();
-    let relays: Map<number, { heldBytes: number; growthBytesPerS: number | undefined }> | undefined;
+    let relays: Map<number, RelayProgress> | undefined;
     // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
     if (!peer.failing) {
       for (const { sequence } of segments) {
         if (!peer.mayRequest(sequence)) continue;
         offers.add(sequence);
         const relay = peer.relay(sequence);
-        if (relay) (relays ??= new Map()).set(sequence, { heldBytes: relay.heldBytes, growthBytesPerS: relay.growthBytesPerS });
+        if (relay) (relays ??= new Map()).set(sequence, relay);
       }
     }
     plans.push({
