@@ -96,6 +96,11 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
 
 const LATENCY_MODES: readonly LatencyMode[] = ['auto', 'low', 'normal', 'high'];
 
+/** `input`'s fields over `defaults`, but those that are undefined: an option left undefined takes its default (validated after). */
+export function overDefaults<T extends object>(defaults: Readonly<Partial<T>>, input: Partial<T>): T {
+  return { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) } as T;
+}
+
 function invalid(field: string, expected: string, value: unknown): never {
   throw new ShoalError('INVALID_OPTION', `options.${field} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
 }
@@ -108,8 +113,7 @@ export function resolveOptions(input: EngineOptionsInput = {}): EngineOptions {
       throw new ShoalError('INVALID_OPTION', `options.${key} is not an option; known: ${Object.keys(DEFAULT_OPTIONS).join(', ')}`);
     }
   }
-  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const options: EngineOptions = { ...DEFAULT_OPTIONS, ...defined };
+  const options = overDefaults(DEFAULT_OPTIONS, input);
   const number = (field: keyof EngineOptions, min: number, integer = false) => {
     const value = options[field];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {

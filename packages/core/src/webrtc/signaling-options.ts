@@ -1,6 +1,7 @@
 // Every option of the browser signaling (tracker client + WebRTC), its default and its
 // validation live here and nowhere else.
 import { ShoalError } from '../errors.js';
+import { overDefaults } from '../options.js';
 import { realClock } from '../platform/real-clock.js';
 import type { Clock } from '../types.js';
 
@@ -128,8 +129,7 @@ function invalid(field: string, expected: string, value: unknown): never {
  */
 export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): ResolvedSignalingOptions {
   if (typeof input !== 'object' || input === null) invalid('', 'an object', input);
-  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const options = { ...DEFAULT_SIGNALING_OPTIONS, ...defined } as WebRtcSignalingOptions;
+  const options = overDefaults<WebRtcSignalingOptions>(DEFAULT_SIGNALING_OPTIONS, input);
   const { trackers } = options;
   if (!Array.isArray(trackers) || trackers.length === 0) invalid('trackers', 'a non-empty array of ws:// or wss:// URLs', trackers);
   for (const url of trackers) {
