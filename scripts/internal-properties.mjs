@@ -1,17 +1,20 @@
 // The property names the browser bundle may shorten (esbuild `mangleProps`): names our own source
 // uses as properties that appear nowhere a foreign piece of code could read or write them. A name
 // is foreign, and kept, when it names a member in a published type of @shoal/core or @shoal/hlsjs
-// (what users pass in and read back; a public class's private members aside), in hls.js's types
-// (its loader and event contract) or in the DOM or ECMAScript library types; when it appears in
-// the code of the tracker's protocol modules (the WebTorrent protocol's JSON keys); or when it is a string
-// literal in our code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count
-// nowhere. Private fields, the planner's snapshot shapes and the interfaces between the engine's
-// modules are what is left: they cost bytes in every bundle and mean nothing outside it. Run after
-// @shoal/core and @shoal/hlsjs's types are built.
+// (what users pass in and read back; a public class's private members aside); when our code
+// exchanges it with the DOM, ECMAScript's library or hls.js (exchanged-names.mjs: what the type
+// checker sees us read and write on their values, hand them, or cast to); when it appears in the
+// code of the tracker's protocol modules (the WebTorrent protocol's JSON keys); when the runtime
+// calls it unasked (IMPLICIT_PROTOCOL); or when it is a string literal in our code (`'x' in y`,
+// `y['x']`). Parameter names and comments name nothing and count nowhere. Private fields, the
+// planner's snapshot shapes and the interfaces between the engine's modules are what is left: they
+// cost bytes in every bundle and mean nothing outside it. Run after @shoal/core and @shoal/hlsjs's
+// types are built.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { exchangedNames } from './exchanged-names.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (path, base = root) => readFileSync(join(base, path), 'utf8');
@@ -30,22 +33,27 @@ const sources = (dir, base = root) =>
  */
 const TRACKER_PROTOCOL_MODULES = ['protocol', 'frame-reader', 'frame-writer', 'message-handler'];
 const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
+/**
+ * Names the runtime calls or reads on an object of ours without our code naming them there (a
+ * thenable's `then`, `${x}`'s toString, JSON.stringify's toJSON, the iterator protocol's, an
+ * error's): kept whether or not the type checker sees them exchanged.
+ */
+const IMPLICIT_PROTOCOL = ['then', 'toString', 'valueOf', 'toJSON', 'next', 'return', 'throw', 'done', 'value', 'handleEvent', 'length', 'constructor', 'prototype', 'name', 'message', 'stack', 'cause'];
 const printer = ts.createPrinter({ removeComments: true });
 const withoutComments = (path, text) => printer.printFile(ts.createSourceFile(path, text, ts.ScriptTarget.Latest));
 
 /**
- * The names a type file lets other code use: its identifiers and quoted member names. Not its
- * parameter names and comments, which name nothing anyone can read or write, nor, with
- * `privateMembers: false` (our own published types), a class's private members, which a .d.ts
- * lists by name only and TypeScript keeps out of reach.
+ * The names a published type file lets other code use: its identifiers and quoted member names.
+ * Not its parameter names and comments, which name nothing anyone can read or write, nor a class's
+ * private members, which a .d.ts lists by name only and TypeScript keeps out of reach.
  */
-function declaredNames(path, { privateMembers }) {
+function declaredNames(path) {
   const names = new Set();
   const isPrivate = (node) => node.modifiers?.some((modifier) => modifier.kind === ts.SyntaxKind.PrivateKeyword);
   const visit = (node) => {
     const { parent } = node;
     if (ts.isIdentifier(node)) {
-      const hidden = (ts.isParameter(parent) && parent.name === node) || (!privateMembers && ts.isClassElement(parent) && parent.name === node && isPrivate(parent));
+      const hidden = (ts.isParameter(parent) && parent.name === node) || (ts.isClassElement(parent) && parent.name === node && isPrivate(parent));
       if (!hidden) names.add(node.text);
     } else if (ts.isStringLiteral(node) && parent.name === node) {
       names.add(node.text);
@@ -87,15 +95,13 @@ export function internalPropertyNames(sourceRoot = root) {
     ...readdirSync(join(root, 'packages/core/dist')).filter((name) => name.endsWith('.d.ts') && name !== 'testing.d.ts').map((name) => `packages/core/dist/${name}`),
     'packages/hlsjs/dist/index.d.ts',
   ];
-  const foreignTypes = [
-    'packages/hlsjs/node_modules/hls.js/dist/hls.d.ts',
-    ...readdirSync(join(root, 'node_modules/typescript/lib')).filter((name) => /^lib\.(dom|es5|es20\d\d[\w.]*)\.d\.ts$/.test(name)).map((name) => `node_modules/typescript/lib/${name}`),
-  ];
-  for (const file of [...publishedTypes, ...foreignTypes]) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
+  const hlsTypes = 'packages/hlsjs/node_modules/hls.js/dist/hls.d.ts';
+  for (const file of [...publishedTypes, hlsTypes]) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
   const protocol = TRACKER_PROTOCOL_MODULES.map((name) => `tracker/src/${name}.ts`).filter((path) => existsSync(join(sourceRoot, path)));
   const foreign = words(protocol.map((path) => withoutComments(path, read(path, sourceRoot))).join('\n'));
-  for (const path of foreignTypes) for (const name of declaredNames(path, { privateMembers: true })) foreign.add(name);
-  for (const path of publishedTypes) for (const name of declaredNames(path, { privateMembers: false })) foreign.add(name);
+  for (const name of IMPLICIT_PROTOCOL) foreign.add(name);
+  for (const name of exchangedNames(sourceRoot.replace(/\/$/, ''), ourPaths)) foreign.add(name);
+  for (const path of publishedTypes) for (const name of declaredNames(path)) foreign.add(name);
   const { members, literals } = ourNames(ourPaths.map((path) => [path, read(path, sourceRoot)]));
   return [...members].filter((name) => name.length > 2 && !foreign.has(name) && !literals.has(name)).sort();
 }
