@@ -3,13 +3,13 @@
 // is foreign, and kept, when it names a member in a published type of @shoal/core or @shoal/hlsjs
 // (what users pass in and read back; a public class's private members aside); when our code
 // exchanges it with the DOM, ECMAScript's library or hls.js (exchanged-names.mjs: what the type
-// checker sees us read and write on their values, hand them, or cast to); when it appears in the
-// code of the tracker's protocol modules (the WebTorrent protocol's JSON keys); when the runtime
-// calls it unasked (IMPLICIT_PROTOCOL); or when it is a string literal in our code (`'x' in y`,
-// `y['x']`). Parameter names and comments name nothing and count nowhere. Private fields, the
-// planner's snapshot shapes and the interfaces between the engine's modules are what is left: they
-// cost bytes in every bundle and mean nothing outside it. Run after @shoal/core and @shoal/hlsjs's
-// types are built.
+// checker sees us read and write on their values, hand them, or cast to; the WebTorrent
+// protocol's JSON keys among them, handed to JSON.stringify and read off JSON.parse's objects);
+// when the runtime calls it unasked (IMPLICIT_PROTOCOL); or when it is a string literal in our
+// code (`'x' in y`, `y['x']`). Parameter names and comments name nothing and count nowhere.
+// Private fields, the planner's snapshot shapes and the interfaces between the engine's modules
+// are what is left: they cost bytes in every bundle and mean nothing outside it. Run after
+// @shoal/core and @shoal/hlsjs's types are built.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,21 +26,11 @@ const sources = (dir, base = root) =>
   });
 
 /**
- * The tracker's modules that read and write the protocol's frames: every JSON key our client sends
- * or reads is a word of their code, in a name or inside a string (`'{"interval":'`); the words of
- * their comments are not (the rest of the tracker's names, its sockets, workers and stats, are no
- * business of the bundle's).
- */
-const TRACKER_PROTOCOL_MODULES = ['protocol', 'frame-reader', 'frame-writer', 'message-handler'];
-const words = (text) => new Set(text.match(/[A-Za-z_$][\w$]*/g));
-/**
  * Names the runtime calls or reads on an object of ours without our code naming them there (a
  * thenable's `then`, `${x}`'s toString, JSON.stringify's toJSON, the iterator protocol's, an
  * error's): kept whether or not the type checker sees them exchanged.
  */
 const IMPLICIT_PROTOCOL = ['then', 'toString', 'valueOf', 'toJSON', 'next', 'return', 'throw', 'done', 'value', 'handleEvent', 'length', 'constructor', 'prototype', 'name', 'message', 'stack', 'cause'];
-const printer = ts.createPrinter({ removeComments: true });
-const withoutComments = (path, text) => printer.printFile(ts.createSourceFile(path, text, ts.ScriptTarget.Latest));
 
 /**
  * The names a published type file lets other code use: its identifiers and quoted member names.
@@ -97,9 +87,7 @@ export function internalPropertyNames(sourceRoot = root) {
   ];
   const hlsTypes = 'packages/hlsjs/node_modules/hls.js/dist/hls.d.ts';
   for (const file of [...publishedTypes, hlsTypes]) if (!existsSync(join(root, file))) throw new Error(`internal-properties: ${file} is missing (build @shoal/core and @shoal/hlsjs first)`);
-  const protocol = TRACKER_PROTOCOL_MODULES.map((name) => `tracker/src/${name}.ts`).filter((path) => existsSync(join(sourceRoot, path)));
-  const foreign = words(protocol.map((path) => withoutComments(path, read(path, sourceRoot))).join('\n'));
-  for (const name of IMPLICIT_PROTOCOL) foreign.add(name);
+  const foreign = new Set(IMPLICIT_PROTOCOL);
   for (const name of exchangedNames(sourceRoot.replace(/\/$/, ''), ourPaths)) foreign.add(name);
   for (const path of publishedTypes) for (const name of declaredNames(path)) foreign.add(name);
   const { members, literals } = ourNames(ourPaths.map((path) => [path, read(path, sourceRoot)]));
