@@ -66,7 +66,7 @@ describe('peer session', () => {
     expect(Buffer.compare(asked.transfer.buffer!.subarray(150_000), segment.subarray(150_000))).toBe(0);
     // 50 kB in about half a second: ~100 kB/s blended with the assumed 500 kB/s, not 200 kB counted as this peer's.
     expect(downloader.throughputBytesPerS).toBeLessThan(400_000);
-    expect(downloader.leg).toBeUndefined();
+    expect(downloader.download.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });
@@ -156,7 +156,7 @@ describe('peer session', () => {
     // Either peer may be the one that is wrong: neither is banned, the leg ends.
     expect(events).toEqual([]);
     expect(asked.failed).toBe('size');
-    expect(downloader.leg).toBeUndefined();
+    expect(downloader.download.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });

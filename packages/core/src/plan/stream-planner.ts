@@ -74,14 +74,14 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       else parkedWakeMs = Math.min(parkedWakeMs, transfer.recheckAtMs);
       continue;
     }
-    const comingFromPeer = stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence));
+    const comingFromPeer = stream.pool.any((peer) => !peer.download.failing && peer.availability.isFetching(sequence));
     segments.push({
       sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
       httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
       ...(transfer ? { legs: [...transfer.legs] } : {}),
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
-      seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
+      seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.download.failing && peer.availability.has(sequence))),
       wastedP2PTransfers: transfers.wastedP2PTransfers(sequence),
     });
   }
@@ -139,17 +139,17 @@ function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number
     const offers = new Set<number>();
     let relays: Map<number, RelayProgress> | undefined;
     // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
-    if (!peer.failing) {
+    if (!peer.download.failing) {
       for (const { sequence } of segments) {
         if (!peer.mayRequest(sequence)) continue;
         offers.add(sequence);
-        const relay = peer.relay(sequence);
+        const relay = peer.availability.relay(sequence);
         if (relay) (relays ??= new Map()).set(sequence, relay);
       }
     }
     plans.push({
       id: peer.id, offers, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
-      busy: peer.busyUntilMs > now || peer.leg !== undefined || rate.bytesPerS <= 0,
+      busy: peer.download.busyUntilMs > now || peer.download.leg !== undefined || rate.bytesPerS <= 0,
       ...(relays ? { relays } : {}),
     });
   }
