@@ -48,7 +48,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of transfers.running.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
-  if (playback && options.p2pDownload && stream.pool.size > 0) {
+  if (playback && options.p2pDownload && stream.pool.peers.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const budgetBytes = store.bytesLimit * PREFETCH_STORE_SHARE;
     for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
