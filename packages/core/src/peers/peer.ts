@@ -109,11 +109,6 @@ export class PeerSession {
     return measuredPace(this.advertised?.paceBytesPerS);
   }
 
-  /** Download rate from this peer, bytes/s, as we measured it. */
-  get throughputBytesPerS(): number {
-    return this.download.throughputBytesPerS;
-  }
-
   /** Sends our handshake and availability. */
   start(uploads: boolean, firstSequence: number, states: SegmentStateValue[]): void {
     this.send({ type: 'handshake', version: PROTOCOL_VERSION, uploads });
