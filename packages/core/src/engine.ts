@@ -199,7 +199,7 @@ export class ShoalEngine {
     const streams: Record<string, StreamStats> = {};
     const peers = new Set<string>();
     for (const stream of this.streams.values()) {
-      streams[stream.key] = { ...stream.stats, originBytes: { ...stream.stats.originBytes }, peers: stream.pool.size };
+      streams[stream.key] = { ...stream.stats, originBytes: { ...stream.stats.originBytes }, peers: stream.pool.peers.size };
       totals.httpBytes += stream.stats.httpBytes;
       for (const kind of ORIGIN_KINDS) totals.originBytes[kind] += stream.stats.originBytes[kind];
       totals.p2pBytes += stream.stats.p2pBytes;

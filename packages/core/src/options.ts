@@ -96,20 +96,33 @@ export const DEFAULT_OPTIONS: Readonly<EngineOptions> = Object.freeze({
 
 const LATENCY_MODES: readonly LatencyMode[] = ['auto', 'low', 'normal', 'high'];
 
+/** Throws INVALID_OPTION: `${object}.${field}` must be `expected`, and what it got. */
+export function invalidOption(object: string, field: string, expected: string, value: unknown): never {
+  const shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
+  throw new ShoalError('INVALID_OPTION', `${object}.${field} must be ${expected}, got ${shown}`);
+}
+
+/**
+ * `input` (which must be an object, as `object` names it) over `defaults`, but its fields that are
+ * undefined: an option left undefined takes its default. The fields are validated after.
+ */
+export function overDefaults<T extends object>(object: string, defaults: Readonly<Partial<T>>, input: Partial<T>): T {
+  if (typeof input !== 'object' || input === null) invalidOption(object, '', 'an object', input);
+  return { ...defaults, ...Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) } as T;
+}
+
 function invalid(field: string, expected: string, value: unknown): never {
-  throw new ShoalError('INVALID_OPTION', `options.${field} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+  return invalidOption('options', field, expected, value);
 }
 
 /** Merges the input over the defaults and validates every field; throws INVALID_OPTION naming the field. */
 export function resolveOptions(input: EngineOptionsInput = {}): EngineOptions {
-  if (typeof input !== 'object' || input === null) invalid('', 'an object', input);
+  const options = overDefaults('options', DEFAULT_OPTIONS, input);
   for (const key of Object.keys(input)) {
     if (!(key in DEFAULT_OPTIONS)) {
       throw new ShoalError('INVALID_OPTION', `options.${key} is not an option; known: ${Object.keys(DEFAULT_OPTIONS).join(', ')}`);
     }
   }
-  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const options: EngineOptions = { ...DEFAULT_OPTIONS, ...defined };
   const number = (field: keyof EngineOptions, min: number, integer = false) => {
     const value = options[field];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {

@@ -121,14 +121,14 @@ export class Stream {
         // Nobody has a segment that is not out yet: a peer claiming one is a liar, who would keep
         // elected seeders from the origin and the others waiting for it. Live, only the playing
         // rendition's playlist is fresh (the previous one's stopped refreshing at the switch).
-        const claimed = sequence === undefined ? peer.newestHeld() : peer.has(sequence) ? sequence : undefined;
+        const claimed = sequence === undefined ? peer.availability.newestHeld() : peer.availability.has(sequence) ? sequence : undefined;
         const newest = this.isLive && !context.isActive(this.key) ? undefined : this.ordered[this.ordered.length - 1]?.sequence;
         if (claimed !== undefined && newest !== undefined && claimed > newest + FUTURE_CLAIM_MARGIN) {
           this.pool.ban(peer, `announced segment ${claimed}, beyond the newest there is (${newest})`);
           return peer.close('announced segments that are not out yet');
         }
         if (sequence === undefined) return replan();
-        if (peer.isFetching(sequence) || peer.has(sequence)) {
+        if (peer.isFetching(sequence) || peer.availability.has(sequence)) {
           if (this.isLive && context.isActive(this.key)) this.seeding.relay(sequence, this.ordered[this.ordered.length - 1]?.sequence, context.clock.now());
         }
         // Only a new source of a segment we lack can change a plan now; "fetching" and withdrawals

@@ -40,13 +40,13 @@ describe('a hostile peer', () => {
       const { leg } = askFor(session, clock, sequence);
       await clock.advance(3000);
       session.cancelLeg(leg);
-      waits.push(session.busyUntilMs - clock.now());
+      waits.push(session.download.busyUntilMs - clock.now());
     }
     // Then it lies: "absent" for a segment it announced.
     askFor(session, clock, 3);
     hostile({ type: 'absent', sequence: 3 });
     await clock.advance(50);
-    waits.push(Math.round((session.busyUntilMs - clock.now()) / 100) * 100);
+    waits.push(Math.round((session.download.busyUntilMs - clock.now()) / 100) * 100);
     expect(waits).toEqual([1000, 2000, 4000]);
     expect(session.mayRequest(3)).toBe(false);
     // A transfer it completes clears the record.
@@ -58,12 +58,12 @@ describe('a hostile peer', () => {
     expect(complete.finished).toBe(true);
     session.cancelLeg(askFor(session, clock, 5).leg);
     // (cancelled at once: too short to judge)
-    expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
+    expect(session.download.busyUntilMs).toBeLessThanOrEqual(clock.now());
     await clock.advance(2000);
     const silent = askFor(session, clock, 6);
     await clock.advance(3000);
     session.cancelLeg(silent.leg);
-    expect(session.busyUntilMs - clock.now()).toBe(1000);
+    expect(session.download.busyUntilMs - clock.now()).toBe(1000);
     // An honest peer that is only slow (5 KB/s here) is not held back.
     await clock.advance(2000);
     const slow = askFor(session, clock, 7);
@@ -72,14 +72,14 @@ describe('a hostile peer', () => {
       await clock.advance(200);
     }
     session.cancelLeg(slow.leg);
-    expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
+    expect(session.download.busyUntilMs).toBeLessThanOrEqual(clock.now());
     // Nor one that said others' uploads were queued ahead of ours (it is not idle, only busy).
     hostile({ type: 'ping', sentMs: 0, paceBytesPerS: 50_000, backlogBytes: 500_000 });
     await clock.advance(50);
     const queued = askFor(session, clock, 8);
     await clock.advance(3000);
     session.cancelLeg(queued.leg);
-    expect(session.busyUntilMs).toBeLessThanOrEqual(clock.now());
+    expect(session.download.busyUntilMs).toBeLessThanOrEqual(clock.now());
     session.close();
   });
 
@@ -97,7 +97,7 @@ describe('a hostile peer', () => {
     hostile({ type: 'done', sequence: 1, totalBytes: 100_000 });
     await clock.advance(50);
     expect(leg.finished).toBe(true);
-    expect(session.expectedRate.bytesPerS).toBe(session.throughputBytesPerS);
+    expect(session.expectedRate.bytesPerS).toBe(session.download.throughputBytesPerS);
     expect(session.expectedRate.bytesPerS).toBeLessThan(350_000);
     session.close();
   });

@@ -36,7 +36,7 @@ describe('peer session', () => {
     expect(asked.arrived).toBeGreaterThan(0);
     expect(asked.arrived).toBeLessThan(200_000);
     // About 20 KB/s observed, blended with the assumed 500 KB/s: far below the assumption.
-    expect(downloader.throughputBytesPerS).toBeLessThan(300_000);
+    expect(downloader.download.throughputBytesPerS).toBeLessThan(300_000);
     downloader.close();
     uploader.close();
   });
@@ -65,8 +65,8 @@ describe('peer session', () => {
     expect(asked.arrived).toBe(50_000);
     expect(Buffer.compare(asked.transfer.buffer!.subarray(150_000), segment.subarray(150_000))).toBe(0);
     // 50 kB in about half a second: ~100 kB/s blended with the assumed 500 kB/s, not 200 kB counted as this peer's.
-    expect(downloader.throughputBytesPerS).toBeLessThan(400_000);
-    expect(downloader.leg).toBeUndefined();
+    expect(downloader.download.throughputBytesPerS).toBeLessThan(400_000);
+    expect(downloader.download.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });
@@ -156,7 +156,7 @@ describe('peer session', () => {
     // Either peer may be the one that is wrong: neither is banned, the leg ends.
     expect(events).toEqual([]);
     expect(asked.failed).toBe('size');
-    expect(downloader.leg).toBeUndefined();
+    expect(downloader.download.leg).toBeUndefined();
     downloader.close();
     uploader.close();
   });

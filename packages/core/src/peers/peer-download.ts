@@ -86,7 +86,7 @@ export class PeerDownload {
     return this.current?.leg;
   }
 
-  /** It failed us lately and its backoff runs: what it announces is not worth waiting for. */
+  /** It failed us lately and its backoff runs: what it announces is not worth waiting for, nor a reason for an elected seeder to leave a segment to it. */
   get failing(): boolean {
     return this.failures > 0 && this.busyUntilMs > this.clock.now();
   }

@@ -83,10 +83,6 @@ export class PeerPool {
     for (const peer of [...this.peers.values()]) peer.close('left the swarm');
   }
 
-  get size(): number {
-    return this.peers.size;
-  }
-
   any(test: (peer: PeerSession) => boolean): boolean {
     for (const peer of this.peers.values()) if (test(peer)) return true;
     return false;

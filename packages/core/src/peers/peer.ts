@@ -19,7 +19,7 @@ import {
   type PeerMessage,
   type SegmentStateValue,
 } from '../wire/peer-protocol.js';
-import { PeerAvailability, type RelayProgress } from './peer-availability.js';
+import { PeerAvailability } from './peer-availability.js';
 import { PeerDownload, type LegSink, type PeerLeg } from './peer-download.js';
 import { PeerUploads, type UploadHooks } from './peer-uploads.js';
 
@@ -50,8 +50,10 @@ export class PeerSession {
   handshaken = false;
   /** The peer's upload state from its last ping or pong: the pace a new request gets, and the bytes queued ahead of it. */
   private advertised: { paceBytesPerS: number; backlogBytes: number; atMs: number } | undefined;
-  private readonly availability = new PeerAvailability();
-  private readonly download: PeerDownload;
+  /** What the peer says it has, fetches and relays, for the plan to read; its messages update it. */
+  readonly availability = new PeerAvailability();
+  /** The leg it brings us, its rate and its backoff, for the plan to read; the session drives it. */
+  readonly download: PeerDownload;
   /** What the peer asked us for. */
   private readonly uploads: PeerUploads;
   /** Bytes of every message this peer sent us (mod 2^32): our pongs tell it what its uplink delivered. */
@@ -101,39 +103,10 @@ export class PeerSession {
     return measuredPace(this.advertised?.paceBytesPerS);
   }
 
-  /** Download rate from this peer, bytes/s, as we measured it. */
-  get throughputBytesPerS(): number {
-    return this.download.throughputBytesPerS;
-  }
-
-  /** It said busy, or failed us: not asked again before this time. */
-  get busyUntilMs(): number {
-    return this.download.busyUntilMs;
-  }
-
-  /** It failed us lately and its backoff runs: what it announces is not worth waiting for, nor a reason for an elected seeder to leave a segment to it. */
-  get failing(): boolean {
-    return this.download.failing;
-  }
-
-  /** The leg it brings us now. */
-  get leg(): PeerLeg | undefined {
-    return this.download.leg;
-  }
-
-  /** The newest segment it says it has (undefined: none). */
-  newestHeld(): number | undefined {
-    return this.availability.newestHeld();
-  }
-
   /** Sends our handshake and availability. */
   start(uploads: boolean, firstSequence: number, states: SegmentStateValue[]): void {
     this.send({ type: 'handshake', version: PROTOCOL_VERSION, uploads });
     this.send({ type: 'availability', firstSequence, states });
-  }
-
-  has(sequence: number): boolean {
-    return this.availability.has(sequence);
   }
 
   isFetching(sequence: number): boolean {
@@ -143,11 +116,6 @@ export class PeerSession {
   /** A `fetching` of its lapsed lately (peer-availability.ts). */
   get lapsed(): boolean {
     return this.clock.now() < this.availability.lapsedUntilMs;
-  }
-
-  /** What it holds of a segment it relays as it arrives, or undefined. */
-  relay(sequence: number): RelayProgress | undefined {
-    return this.availability.relay(sequence);
   }
 
   /**

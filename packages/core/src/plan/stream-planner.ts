@@ -3,6 +3,7 @@
 // carries it out. Returns when to plan the stream again.
 import { createLogger } from '../logger.js';
 import type { EngineOptions } from '../options.js';
+import type { RelayProgress } from '../peers/peer-availability.js';
 import type { Stream } from '../stream.js';
 import type { Transfer } from '../transfers/transfer.js';
 import type { PlaybackReport, SegmentRef, SegmentStore } from '../types.js';
@@ -18,7 +19,6 @@ import {
   plan,
   prefetchWindow,
   segmentDeadlineMs,
-  type LegPlan,
   type ModeWindows,
   type PeerPlan,
   type SegmentPlan,
@@ -48,7 +48,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of transfers.running.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
-  if (playback && options.p2pDownload && stream.pool.size > 0) {
+  if (playback && options.p2pDownload && stream.pool.peers.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const budgetBytes = store.bytesLimit * PREFETCH_STORE_SHARE;
     for (const ref of prefetchWindow(stream.ordered, playback.positionS, windows.prefetchAheadS, budgetBytes, sizeBytes)) candidates.set(ref.sequence, ref);
@@ -74,14 +74,14 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       else parkedWakeMs = Math.min(parkedWakeMs, transfer.recheckAtMs);
       continue;
     }
-    const comingFromPeer = stream.pool.any((peer) => !peer.failing && peer.isFetching(sequence));
+    const comingFromPeer = stream.pool.any((peer) => !peer.download.failing && peer.isFetching(sequence));
     segments.push({
       sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
       httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
-      ...(transfer ? { legs: legPlans(transfer) } : {}),
+      ...(transfer ? { legs: [...transfer.legs] } : {}),
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
-      seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.failing && peer.has(sequence))),
+      seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.download.failing && peer.availability.has(sequence))),
       wastedP2PTransfers: transfers.wastedP2PTransfers(sequence),
     });
   }
@@ -130,13 +130,6 @@ function wholeFromOrigin(transfer: Transfer): boolean {
   return false;
 }
 
-function legPlans(transfer: Transfer): LegPlan[] {
-  return [...transfer.legs].map((leg) => ({
-    id: leg.id, peerId: leg.peer?.id, start: leg.start, end: leg.end, received: leg.received, startedMs: leg.startedMs, orphaned: leg.orphaned,
-    firstByteMs: leg.firstByteMs, withinMs: leg.withinMs,
-  }));
-}
-
 /** The peers that upload, as the plan sees them: what they offer of these segments, their rates, and what they relay. */
 function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number): PeerPlan[] {
   const plans: PeerPlan[] = [];
@@ -144,19 +137,19 @@ function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number
     if (!peer.handshaken || !peer.remoteUploads) continue;
     const rate = peer.expectedRate;
     const offers = new Set<number>();
-    let relays: Map<number, { heldBytes: number; growthBytesPerS: number | undefined }> | undefined;
+    let relays: Map<number, RelayProgress> | undefined;
     // A peer that failed us lately offers nothing: waiting for it would only delay the HTTP fallback.
-    if (!peer.failing) {
+    if (!peer.download.failing) {
       for (const { sequence } of segments) {
         if (!peer.mayRequest(sequence)) continue;
         offers.add(sequence);
-        const relay = peer.relay(sequence);
-        if (relay) (relays ??= new Map()).set(sequence, { heldBytes: relay.heldBytes, growthBytesPerS: relay.growthBytesPerS });
+        const relay = peer.availability.relay(sequence);
+        if (relay) (relays ??= new Map()).set(sequence, relay);
       }
     }
     plans.push({
       id: peer.id, offers, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
-      busy: peer.busyUntilMs > now || peer.leg !== undefined || rate.bytesPerS <= 0,
+      busy: peer.download.busyUntilMs > now || peer.download.leg !== undefined || rate.bytesPerS <= 0,
       ...(relays ? { relays } : {}),
     });
   }

@@ -62,7 +62,7 @@ export function runOriginLeg(leg: Leg, owner: OriginLegOwner): void {
     },
     onData: (chunk) => {
       if (leg.ended || failed) return;
-      leg.firstByteMs ??= clock.now();
+      // The leg's own first byte is the Transfers' to note (arrived), with the transfer's.
       timing.firstByteMs ??= clock.now();
       count(chunk.length);
       owner.arrived(leg, chunk);

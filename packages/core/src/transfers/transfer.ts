@@ -80,9 +80,9 @@ export class Leg {
     return this.source.kind === 'peer' ? this.source.peer : undefined;
   }
 
-  /** Bytes still to come (Infinity while the segment's size is not known). */
-  get remaining(): number {
-    return this.end - this.next;
+  /** Its peer's id (undefined: the origin); with it a leg is the plan's LegPlan as it is. */
+  get peerId(): string | undefined {
+    return this.peer?.id;
   }
 }
 

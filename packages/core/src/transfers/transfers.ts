@@ -35,7 +35,6 @@ export class Transfers implements LegSink {
   private readonly waste = new P2PWaste();
   /** What an origin leg needs of it (origin-leg.ts). */
   private readonly originOwner: OriginLegOwner;
-
   /** What completing a copy needs of it (completion.ts). */
   private readonly completionHost: CompletionHost;
 
@@ -181,16 +180,14 @@ export class Transfers implements LegSink {
   /** A transfer nobody needs any more. P2P bytes thrown away count against the segment's P2P attempts. */
   drop(transfer: Transfer): void {
     if (!this.isCurrent(transfer)) return;
-    this.bySequence.delete(transfer.sequence);
-    for (const leg of [...transfer.legs]) this.endLeg(leg);
+    this.end(transfer);
     if (transfer.p2pBytes > 0) this.waste.add(transfer.sequence);
     this.stream.pool.abandonRelayedUploads(transfer.sequence);
     this.stream.pool.announce(transfer.sequence, SegmentState.none);
   }
 
   destroy(): void {
-    for (const transfer of this.bySequence.values()) for (const leg of [...transfer.legs]) this.endLeg(leg);
-    this.bySequence.clear();
+    for (const transfer of [...this.bySequence.values()]) this.end(transfer);
   }
 
   private open(ref: SegmentRef, seed: boolean): Transfer {
@@ -208,10 +205,15 @@ export class Transfers implements LegSink {
   /** The whole segment over HTTP, anew: nothing of what peers sent is kept. */
   private restartFromOrigin(transfer: Transfer): void {
     const thrownAway = transfer.p2pBytes > 0;
-    this.bySequence.delete(transfer.sequence);
-    for (const leg of [...transfer.legs]) this.endLeg(leg);
+    this.end(transfer);
     if (thrownAway) this.waste.add(transfer.sequence);
     this.startOrigin(transfer.ref, thrownAway ? 'refetch' : 'urgent');
+  }
+
+  /** The transfer is over: no longer running, and every leg of it ended. */
+  private end(transfer: Transfer): void {
+    this.bySequence.delete(transfer.sequence);
+    for (const leg of [...transfer.legs]) this.endLeg(leg);
   }
 
   /** The leg is over: a peer's download is cancelled, an origin request aborted. */
@@ -226,7 +228,6 @@ export class Transfers implements LegSink {
   private isCurrent(transfer: Transfer): boolean {
     return this.bySequence.get(transfer.sequence) === transfer && !this.context.isDestroyed();
   }
-
 
   // ---- what the legs bring ----
 
@@ -263,8 +264,7 @@ export class Transfers implements LegSink {
     if (!this.isCurrent(transfer)) return;
     if (!failure) return this.checkComplete(transfer);
     // The origin refused or failed: the loads waiting for the segment fail with its error (the player retries).
-    this.bySequence.delete(transfer.sequence);
-    for (const other of [...transfer.legs]) this.endLeg(other);
+    this.end(transfer);
     this.stream.pool.announce(transfer.sequence, SegmentState.none);
     if (transfer.seed && !isShoalError(failure, 'ABORTED')) this.stream.seeding.failed(transfer.sequence, this.clock.now());
     this.waiters.settle(transfer.sequence, (waiter) => waiter.reject(failure));
@@ -313,7 +313,6 @@ export class Transfers implements LegSink {
     if (!this.isCurrent(transfer) || !transfer.complete || transfer.state !== 'running') return;
     void settleCompleted(transfer, this.completionHost);
   }
-
 
   /** The manifest may list parked bytes now: verify them again. */
   recheckParked(transfer: Transfer): void {

@@ -1,11 +1,9 @@
 // 20-byte ids (info_hash, peer_id, offer_id) in their two spellings: the WebTorrent tracker
 // protocol's 20-character binary strings (one char per byte) and our 40-character hex.
+import { toHex } from '../identity.js';
 
-export function binaryToHex(binary: string): string {
-  let hex = '';
-  for (let i = 0; i < binary.length; i++) hex += binary.charCodeAt(i).toString(16).padStart(2, '0');
-  return hex;
-}
+/** A binary id (one char per byte, each below 256) as hex. */
+export const binaryToHex = (binary: string): string => toHex(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
 
 export function hexToBinary(hex: string): string {
   let binary = '';

@@ -1,6 +1,7 @@
 // Every option of the browser signaling (tracker client + WebRTC), its default and its
 // validation live here and nowhere else.
 import { ShoalError } from '../errors.js';
+import { invalidOption, overDefaults } from '../options.js';
 import { realClock } from '../platform/real-clock.js';
 import type { Clock } from '../types.js';
 
@@ -118,8 +119,7 @@ export const DEFAULT_SIGNALING_OPTIONS: Readonly<Omit<WebRtcSignalingOptions, 't
 });
 
 function invalid(field: string, expected: string, value: unknown): never {
-  const shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
-  throw new ShoalError('INVALID_OPTION', `signaling options.${field} must be ${expected}, got ${shown}`);
+  return invalidOption('signaling options', field, expected, value);
 }
 
 /**
@@ -127,9 +127,7 @@ function invalid(field: string, expected: string, value: unknown): never {
  * field, or WEBRTC_UNAVAILABLE when the environment has no WebSocket or RTCPeerConnection.
  */
 export function resolveSignalingOptions(input: WebRtcSignalingOptionsInput): ResolvedSignalingOptions {
-  if (typeof input !== 'object' || input === null) invalid('', 'an object', input);
-  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const options = { ...DEFAULT_SIGNALING_OPTIONS, ...defined } as WebRtcSignalingOptions;
+  const options = overDefaults<WebRtcSignalingOptions>('signaling options', DEFAULT_SIGNALING_OPTIONS, input);
   const { trackers } = options;
   if (!Array.isArray(trackers) || trackers.length === 0) invalid('trackers', 'a non-empty array of ws:// or wss:// URLs', trackers);
   for (const url of trackers) {
