@@ -224,9 +224,7 @@ export class Swarm {
     if (!this.admit(remotePeerId, false)) return;
     const peer = this.createPeer(false);
     if (!peer) return;
-    peer.remotePeerId = remotePeerId;
-    this.connections.set(remotePeerId, peer);
-    peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
+    this.connecting(peer, remotePeerId);
     let answer: SessionDescription;
     try {
       answer = await peer.acceptOffer(offer);
@@ -238,6 +236,13 @@ export class Swarm {
       action: 'announce', info_hash: this.infoHash, peer_id: this.peerIdBinary, to_peer_id: remoteBinary, offer_id: offerId, answer,
     });
     if (!sent) peer.close();
+  }
+
+  /** The peer is `remotePeerId`'s connection now, and has connectTimeoutMs to open. */
+  private connecting(peer: RtcPeer, remotePeerId: string): void {
+    peer.remotePeerId = remotePeerId;
+    this.connections.set(remotePeerId, peer);
+    peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
   }
 
   private acceptAnswer(message: Record<string, unknown>): void {
@@ -254,9 +259,7 @@ export class Swarm {
     }
     const remotePeerId = binaryToHex(remoteBinary);
     if (!this.admit(remotePeerId, true)) return peer.close();
-    peer.remotePeerId = remotePeerId;
-    this.connections.set(remotePeerId, peer);
-    peer.setDeadline(this.options.connectTimeoutMs, `no connection within ${this.options.connectTimeoutMs} ms of the answer`);
+    this.connecting(peer, remotePeerId);
     peer.acceptAnswer(answer).catch((error: Error) => peer.fail(`could not accept its answer: ${error.message}`));
   }
 
