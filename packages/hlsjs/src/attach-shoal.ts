@@ -86,7 +86,7 @@ export class ShoalHls {
     // hls.js reads config.fLoader on every fragment load, so installing it here, before loadSource(), takes effect.
     config.fLoader = this.loaderClass as unknown as HlsConfig['fLoader'];
     this.listen();
-    if (hls.url) this.swarmId ??= swarmIdFromUrl(hls.url);
+    // A manifest loaded before attachShoal: its levels name the swarm (updateLevels reads hls.url).
     if (hls.levels?.length) this.updateLevels();
     if (hls.media) this.attachMedia(hls.media);
   }
