@@ -139,8 +139,9 @@ export class ShoalHls {
       const key = this.streamKeys[level];
       if (key === undefined || this.destroyed) return;
       this.liveLevels.set(level, { live: details.live, edgeS: details.edge ?? details.fragmentEnd });
+      // The engine ignores a bitrate that is missing or 0.
       const bandwidthBitsPerS = this.hls.levels?.[level]?.bitrate;
-      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments), ...(bandwidthBitsPerS ? { bandwidthBitsPerS } : {}) });
+      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments), bandwidthBitsPerS });
       this.reportPlayback();
     });
     on(Events.LEVEL_SWITCHING, (_event, { level }) => {
