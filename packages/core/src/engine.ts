@@ -315,7 +315,7 @@ export class ShoalEngine {
     let windows = this.windowsByMode.get(mode);
     if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
     const originTroubleMs = this.throughput.marginMs(nowMs);
-    const uplinkQueueMs = this.governor.queueDelayNowMs(nowMs);
+    const uplinkQueueMs = this.governor.controller.queueDelayNowMs(nowMs);
     return originTroubleMs === 0 && uplinkQueueMs === 0 ? windows : { ...windows, originTroubleMs, uplinkQueueMs };
   }
 
