@@ -42,7 +42,7 @@ export interface StreamRegistration {
   segments: SegmentRef[];
   /**
    * The rendition's bitrate as its multivariant playlist says (BANDWIDTH, a peak), bits/s: segment
-   * sizes are guessed from it until the first segment of the stream arrives (default 2 Mbit/s).
+   * sizes are guessed from it until the first segment of the stream arrives (missing or 0: 2 Mbit/s).
    */
   bandwidthBitsPerS?: number;
 }
@@ -116,7 +116,7 @@ export class ShoalEngine {
     const stream = this.stream(registration.streamKey);
     const wasRegistered = stream.registered;
     const fresh = stream.applyPlaylist(registration.isLive, registration.segments);
-    if (registration.bandwidthBitsPerS) stream.guessBitrate(registration.bandwidthBitsPerS / 8);
+    stream.guessBitrate((registration.bandwidthBitsPerS ?? 0) / 8);
     if (stream.isLive && wasRegistered && fresh.length > 0) {
       // Only neighbours that upload can be origin fetchers for the others (uplink 0 never seeds), and not one whose claims lapsed.
       const uploaders = [...stream.pool.peers.values()].filter((peer) => peer.remoteUploads && !peer.lapsed).map((peer) => peer.id);
@@ -315,7 +315,7 @@ export class ShoalEngine {
     let windows = this.windowsByMode.get(mode);
     if (!windows) this.windowsByMode.set(mode, (windows = windowsFor(mode, this.options)));
     const originTroubleMs = this.throughput.marginMs(nowMs);
-    const uplinkQueueMs = this.governor.queueDelayNowMs(nowMs);
+    const uplinkQueueMs = this.governor.controller.queueDelayNowMs(nowMs);
     return originTroubleMs === 0 && uplinkQueueMs === 0 ? windows : { ...windows, originTroubleMs, uplinkQueueMs };
   }
 

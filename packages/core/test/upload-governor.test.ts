@@ -185,9 +185,9 @@ describe('upload governor', () => {
     expect(governor.stats.queueDelayMs).toBe(500);
     // What HTTP budgets read: the last reading, drained by the time since (no newer reading comes).
     const readAtMs = clock.now() - 200;
-    expect(governor.queueDelayNowMs(readAtMs)).toBe(500);
-    expect(governor.queueDelayNowMs(readAtMs + 300)).toBe(200);
-    expect(governor.queueDelayNowMs(readAtMs + 800)).toBe(0);
+    expect(governor.controller.queueDelayNowMs(readAtMs)).toBe(500);
+    expect(governor.controller.queueDelayNowMs(readAtMs + 300)).toBe(200);
+    expect(governor.controller.queueDelayNowMs(readAtMs + 800)).toBe(0);
     governor.destroy();
   });
 

@@ -86,7 +86,7 @@ export class ShoalHls {
     // hls.js reads config.fLoader on every fragment load, so installing it here, before loadSource(), takes effect.
     config.fLoader = this.loaderClass as unknown as HlsConfig['fLoader'];
     this.listen();
-    if (hls.url) this.swarmId ??= swarmIdFromUrl(hls.url);
+    // A manifest loaded before attachShoal: its levels name the swarm (updateLevels reads hls.url).
     if (hls.levels?.length) this.updateLevels();
     if (hls.media) this.attachMedia(hls.media);
   }
@@ -139,8 +139,9 @@ export class ShoalHls {
       const key = this.streamKeys[level];
       if (key === undefined || this.destroyed) return;
       this.liveLevels.set(level, { live: details.live, edgeS: details.edge ?? details.fragmentEnd });
+      // The engine ignores a bitrate that is missing or 0.
       const bandwidthBitsPerS = this.hls.levels?.[level]?.bitrate;
-      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments), ...(bandwidthBitsPerS ? { bandwidthBitsPerS } : {}) });
+      this.engine.registerStream({ streamKey: key, isLive: details.live, segments: segmentRefs(key, details.fragments), bandwidthBitsPerS });
       this.reportPlayback();
     });
     on(Events.LEVEL_SWITCHING, (_event, { level }) => {

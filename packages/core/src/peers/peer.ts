@@ -25,7 +25,7 @@ import { PeerUploads, type UploadHooks } from './peer-uploads.js';
 
 const log = createLogger('shoal:core:peer');
 
-/** We count as uploading to a peer this long after its last byte: its pings keep the governor's cadence (UploadGovernor.pingIntervalMs). */
+/** We count as uploading to a peer this long after its last byte: its pings keep the governor's cadence (PaceController.pingIntervalMs). */
 const PING_AFTER_UPLOAD_MS = 3000;
 /** Burst-edge pings (pingNow) go at most this often to one peer: a delivery sample needs a span longer than timer noise (delivery-rate.ts). */
 const MIN_SAMPLE_PING_GAP_MS = 250;
@@ -273,7 +273,7 @@ export class PeerSession {
     const now = this.clock.now();
     if (now - this.governor.lastSentMs >= PING_AFTER_UPLOAD_MS) return;
     this.pingTimerSlow = !this.uploadingHere(now);
-    this.pingTimer = this.clock.setTimeout(() => this.ping(), this.governor.pingIntervalMs(!this.pingTimerSlow));
+    this.pingTimer = this.clock.setTimeout(() => this.ping(), this.governor.controller.pingIntervalMs(!this.pingTimerSlow));
   }
 
   private uploadingHere(now: number): boolean {

@@ -78,7 +78,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
     segments.push({
       sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
       httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
-      ...(transfer ? { legs: [...transfer.legs] } : {}),
+      legs: transfer && [...transfer.legs],
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.download.failing && peer.availability.has(sequence))),
@@ -150,7 +150,7 @@ function peerPlans(stream: Stream, segments: readonly SegmentPlan[], now: number
     plans.push({
       id: peer.id, offers, throughputBytesPerS: rate.bytesPerS, waitMs: rate.waitMs,
       busy: peer.download.busyUntilMs > now || peer.download.leg !== undefined || rate.bytesPerS <= 0,
-      ...(relays ? { relays } : {}),
+      relays,
     });
   }
   return plans;

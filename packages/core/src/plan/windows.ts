@@ -27,7 +27,7 @@ export interface ModeWindows {
    */
   originTroubleMs?: number;
   /**
-   * Queueing delay on the viewer's own uplink now, ms (UploadGovernor.queueDelayNowMs): each round
+   * Queueing delay on the viewer's own uplink now, ms (PaceController.queueDelayNowMs): each round
    * trip of an HTTP request waits behind it (the request, then the acknowledgements TCP's window
    * grows on), so every HTTP budget adds it once per round trip. Default 0.
    */

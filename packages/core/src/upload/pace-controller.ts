@@ -112,12 +112,19 @@ export class PaceController {
     return this.bottleneckBytesPerS;
   }
 
+  /**
+   * How soon a peer session pings its peer again while this engine uploads: its pongs sample what
+   * our uplink delivers (`toUploadTarget`: we upload to that peer) and tell it our upload state.
+   */
   pingIntervalMs(toUploadTarget: boolean): number {
     if (!toUploadTarget) return OTHER_PEER_PING_INTERVAL_MS;
     return this.startup ? STARTUP_PING_INTERVAL_MS : PING_INTERVAL_MS;
   }
 
-  /** The queue now, as far as the last reading tells: a queue drains at most as fast as time passes (0 before the first). */
+  /**
+   * The uplink's queue now, as far as the last reading tells (pings stop with uploads, so a reading
+   * can be old): a queue drains at most as fast as time passes (0 before the first).
+   */
   queueDelayNowMs(nowMs: number): number {
     return Math.max(0, (this.queueDelayMs ?? 0) - (nowMs - this.queueDelayAtMs));
   }

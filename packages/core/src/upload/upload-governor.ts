@@ -8,7 +8,7 @@
 // viewer's own buffer is low, and a little below the pace while the player waits on one of the
 // viewer's own origin downloads (its acknowledgements need the uplink). What SCTP holds unsent is
 // bounded too, so a cancel or a yield takes effect within a fraction of a second.
-import { NOT_SERVING, PACE_UNMEASURED } from '../wire/peer-protocol.js';
+import { NOT_SERVING, PACE_UNMEASURED, measuredPace } from '../wire/peer-protocol.js';
 import { MIN_CHUNK_BYTES, chunkBytesFor } from './pace.js';
 import type { Clock, TimerId } from '../types.js';
 import { admissionWaitMs, type QueuedUpload } from './admission.js';
@@ -78,7 +78,8 @@ export interface UploadGovernorStats {
 }
 
 export class UploadGovernor {
-  private readonly controller: PaceController;
+  /** The pace around the uplink's rate; the sessions read its ping cadence, the plan its queueing delay. */
+  readonly controller: PaceController;
   private tokens = 0;
   private refilledMs: number;
   private readonly sources = new Set<UploadSource>();
@@ -114,23 +115,10 @@ export class UploadGovernor {
     return {
       paceBytesPerS: this.yielding ? 0 : Math.round(controller.paceAt(this.clock.now())),
       linkEstimateBytesPerS: controller.estimateBytesPerS === undefined ? undefined : Math.round(controller.estimateBytesPerS),
-      advertisedBytesPerS: advertised === PACE_UNMEASURED ? undefined : advertised,
+      advertisedBytesPerS: measuredPace(advertised),
       queueDelayMs: controller.queueDelayMs, yielding: this.yielding,
       downloadReserveBytesPerS: Math.round(this.reserve(controller.pace)), uplink: this.usage.snapshot(this.clock.now()),
     };
-  }
-
-  /**
-   * How soon a peer session pings its peer again while this engine uploads: its pongs sample what
-   * our uplink delivers (`toUploadTarget`: we upload to that peer) and tell it our upload state.
-   */
-  pingIntervalMs(toUploadTarget: boolean): number {
-    return this.controller.pingIntervalMs(toUploadTarget);
-  }
-
-  /** The uplink's queueing delay now, as far as the last reading tells (pings stop with uploads, so a reading can be old). */
-  queueDelayNowMs(nowMs: number): number {
-    return this.controller.queueDelayNowMs(nowMs);
   }
 
   /**
