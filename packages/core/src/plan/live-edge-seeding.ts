@@ -157,13 +157,13 @@ export class LiveEdgeSeeding {
         // Spread over a tenth of the stagger by score, so that the origin is not asked by all at one instant.
         this.seedAt.set(sequence, nowMs + (gap / share) * seedStaggerMs * 0.1);
         this.independent.add(sequence);
-        log(`#${sequence}: one of the swarm's ${(share * 100).toFixed(0)}% fetching it from the origin at publication`, this.segmentKeyPrefix);
+        log(`#${sequence}: seed (share ${(share * 100).toFixed(0)}%)`, this.segmentKeyPrefix);
         continue;
       }
       const delayMs = seedStartDelayMs(selfId, known, key, seedersPerSegment, swarmSize, seedStaggerMs);
       if (delayMs === undefined) continue;
       this.seedAt.set(sequence, nowMs + delayMs);
-      log(`#${sequence}: elected to fetch it from the origin in ${Math.round(delayMs)} ms (${known.length} peers known)`, this.segmentKeyPrefix);
+      log(`#${sequence}: elected seed in ${Math.round(delayMs)} ms (${known.length} peers)`, this.segmentKeyPrefix);
     }
   }
 
