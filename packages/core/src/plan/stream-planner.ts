@@ -82,7 +82,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       seedAtMs: stream.seeding.startAtMs(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.download.failing && peer.availability.has(sequence))),
-      wastedP2PTransfers: transfers.wastedP2PTransfers(sequence),
+      wastedP2PTransfers: transfers.waste.of(sequence),
     });
   }
   if (segments.length === 0) return parkedWakeMs;
