@@ -84,7 +84,7 @@ export class Stream {
     this.refs = refs;
     this.ordered = [...refs.values()].sort((a, b) => a.startS - b.startS);
     this.seeding.forget((sequence) => refs.has(sequence), this.ordered[0]?.sequence ?? 0);
-    this.transfers.forget((sequence) => refs.has(sequence));
+    this.transfers.waste.forget((sequence) => refs.has(sequence));
     return listed.fresh;
   }
 

@@ -379,7 +379,7 @@ describe('live-edge seeding of one stream', () => {
     const { room } = seeding();
     const self = electOriginFetchers('s#7', ['me', 'you'], 1)[0]!;
     room.elect([7], self, [self === 'me' ? 'you' : 'me'], undefined, 0);
-    expect(room.startAtMs(7)).toBeDefined();
+    expect(room.seedAt.get(7)).toBeDefined();
     expect(room.satisfied(7, true, () => false)).toBe(true);
     expect(room.satisfied(7, false, () => false)).toBe(false);
     expect(room.satisfied(7, false, () => true)).toBe(true); // has it, not fetching

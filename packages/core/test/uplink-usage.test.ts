@@ -59,8 +59,8 @@ describe('uplink usage', () => {
   it('counts uploads their requesters cancelled, with the bytes already sent of them', () => {
     const clock = new VirtualClock();
     const governor = new UploadGovernor(clock, 0, 10_000);
-    governor.uploadCancelled(12_000);
-    governor.uploadCancelled(0);
+    governor.usage.cancelled(12_000);
+    governor.usage.cancelled(0);
     expect(governor.stats.uplink).toMatchObject({ cancelledUploads: 2, cancelledBytes: 12_000 });
   });
 });

@@ -118,7 +118,7 @@ export class PeerUploads implements UploadSource {
     const index = this.queue.findIndex((upload) => upload.sequence === sequence);
     if (index === -1) return;
     const [upload] = this.queue.splice(index, 1);
-    this.governor.uploadCancelled(upload!.offset - upload!.start);
+    this.governor.usage.cancelled(upload!.offset - upload!.start);
   }
 
   /**

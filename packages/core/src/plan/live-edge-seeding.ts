@@ -109,8 +109,11 @@ export interface SeedingSettings {
 
 /** One stream's live-edge seeding: the segments this peer was elected to fetch, and the relays it announced. */
 export class LiveEdgeSeeding {
-  /** Segments this peer was elected to fetch from the origin, and from when. */
-  private readonly seedAt = new Map<number, number>();
+  /**
+   * Segments this peer was elected to fetch from the origin and has not started, and from when: the
+   * plan reads it (a pending start is a candidate to plan); elect(), failed() and started() write it.
+   */
+  readonly seedAt = new Map<number, number>();
   /** Elected fetches tried again after the origin failed them, per segment. */
   private readonly retries = new Map<number, number>();
   /** Segments this peer fetches as one of the swarm's deficit share (seed-share.ts): independent copies, not held back by a neighbour's. */
@@ -170,15 +173,6 @@ export class LiveEdgeSeeding {
   /** The share of new segments this viewer fetched at publication at the last election. */
   get share(): number | undefined {
     return this.lastShare;
-  }
-
-  /** When this peer is to fetch the segment from the origin, if it was elected and has not started. */
-  startAtMs(sequence: number): number | undefined {
-    return this.seedAt.get(sequence);
-  }
-
-  elected(): IterableIterator<number> {
-    return this.seedAt.keys();
   }
 
   /** The segment is in hand or its fetch started: no seeding start pending for it. */

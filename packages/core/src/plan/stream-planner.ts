@@ -47,7 +47,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   const candidates = new Map<number, SegmentRef>();
   for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of transfers.running.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
-  for (const sequence of stream.seeding.elected()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of stream.seeding.seedAt.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   if (playback && options.p2pDownload && stream.pool.peers.size > 0) {
     const sizeBytes = (ref: SegmentRef) => store.sizeOf(stream.key, ref.sequence) ?? estimatedSegmentBytes(ref, stream.bytesPerS);
     const budgetBytes = store.bytesLimit * PREFETCH_STORE_SHARE;
@@ -79,10 +79,10 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
       sequence, sizeBytes, sizeKnown: transfer?.totalBytes !== undefined || ref.byteRange !== undefined, deadlineMs, requested,
       httpInFlight: transfer !== undefined && wholeFromOrigin(transfer),
       legs: transfer && [...transfer.legs],
-      seedAtMs: stream.seeding.startAtMs(sequence),
+      seedAtMs: stream.seeding.seedAt.get(sequence),
       comingFromPeer,
       seedSatisfied: stream.seeding.satisfied(sequence, comingFromPeer, () => stream.pool.any((peer) => !peer.download.failing && peer.availability.has(sequence))),
-      wastedP2PTransfers: transfers.wastedP2PTransfers(sequence),
+      wastedP2PTransfers: transfers.waste.of(sequence),
     });
   }
   if (segments.length === 0) return parkedWakeMs;

@@ -5,6 +5,7 @@
 import { createLogger } from '../logger.js';
 import type { SegmentSource } from '../types.js';
 import { SegmentState } from '../wire/peer-protocol.js';
+import type { P2PWaste } from './p2p-waste.js';
 import type { PendingLoads, LoadTiming } from './pending-loads.js';
 import { sendersOfBadBytes, soleSender } from './sender-blame.js';
 import type { Transfer, TransfersContext, TransferStream } from './transfer.js';
@@ -21,9 +22,8 @@ export interface CompletionHost {
   waiters: PendingLoads;
   isCurrent(transfer: Transfer): boolean;
   remove(transfer: Transfer): void;
-  /** The segment's P2P bytes were bad or unverifiable: it comes over HTTP only from now on. */
-  wasteAll(sequence: number): void;
-  forgetWaste(sequence: number): void;
+  /** Its P2P waste counts: bad or unverifiable P2P bytes exhaust a segment's (it comes over HTTP only from now on). */
+  waste: Pick<P2PWaste, 'exhaust' | 'clear'>;
   /** The whole segment again from the origin; returns its new transfer. */
   refetch(transfer: Transfer): Transfer;
 }
@@ -49,7 +49,7 @@ export async function settleCompleted(transfer: Transfer, host: CompletionHost):
     if (verdict !== 'valid') return failVerification(transfer, verdict, host);
   }
   host.remove(transfer);
-  host.forgetWaste(sequence);
+  host.waste.clear(sequence);
   if (transfer.failedMixedCopy) for (const peer of sendersOfBadBytes(transfer.failedMixedCopy, bytes)) ban(peer, sequence, stream);
   if (transfer.p2pBytes > 0 && transfer.httpBytes === 0) stream.stats.p2pSegments++;
   if (transfer.ref.durationS > 0) stream.learnBitrate(bytes.length / transfer.ref.durationS);
@@ -77,7 +77,7 @@ function failVerification(transfer: Transfer, verdict: 'invalid' | 'unverifiable
   const { stream, context } = host;
   const sequence = transfer.sequence;
   stream.pool.abandonRelayedUploads(sequence);
-  host.wasteAll(sequence);
+  host.waste.exhaust(sequence);
   const sole = verdict === 'invalid' ? soleSender(transfer.senders) : undefined;
   if (sole) ban(sole, sequence, stream);
   if (host.waiters.has(sequence)) {

@@ -32,7 +32,8 @@ export interface PeerPart {
 export class Transfers implements LegSink {
   readonly waiters = new PendingLoads();
   private readonly bySequence = new Map<number, Transfer>();
-  private readonly waste = new P2PWaste();
+  /** P2P transfers of each segment whose bytes were thrown away: the plan reads them, the playlist's reload forgets them. */
+  readonly waste = new P2PWaste();
   /** What an origin leg needs of it (origin-leg.ts). */
   private readonly originOwner: OriginLegOwner;
   /** What completing a copy needs of it (completion.ts). */
@@ -46,8 +47,7 @@ export class Transfers implements LegSink {
       stream, context, waiters: this.waiters,
       isCurrent: (transfer) => this.isCurrent(transfer),
       remove: (transfer) => this.bySequence.delete(transfer.sequence),
-      wasteAll: (sequence) => this.waste.exhaust(sequence),
-      forgetWaste: (sequence) => this.waste.clear(sequence),
+      waste: this.waste,
       refetch: (transfer) => {
         this.bySequence.delete(transfer.sequence);
         this.startOrigin(transfer.ref, 'refetch');
@@ -134,15 +134,6 @@ export class Transfers implements LegSink {
       for (const leg of transfer.legs) left.push(Math.max(Math.min(leg.end, total) - leg.next, 0));
     }
     return left;
-  }
-
-  wastedP2PTransfers(sequence: number): number {
-    return this.waste.of(sequence);
-  }
-
-  /** Forgets the waste count of segments no longer in the playlist. */
-  forget(inPlaylist: (sequence: number) => boolean): void {
-    this.waste.forget(inPlaylist);
   }
 
   // ---- starting and moving legs ----

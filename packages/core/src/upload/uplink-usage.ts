@@ -43,6 +43,7 @@ export class UplinkUsageMeter {
     this.bytes[state] += sentBytes;
   }
 
+  /** A requester cancelled an upload after `sentBytes` of it went out. */
   cancelled(sentBytes: number): void {
     this.cancelledUploads++;
     this.cancelledBytes += sentBytes;

@@ -86,7 +86,8 @@ export class UploadGovernor {
   private readonly delay = new UplinkDelay();
   private readonly delivery = new DeliveryRate();
   private yielding = false;
-  private readonly usage: UplinkUsageMeter;
+  /** Where the uplink's time went (stats), and the uploads the requesters cancelled (the sessions tell it). */
+  readonly usage: UplinkUsageMeter;
   /** Uplink the viewer's own downloads need now (their acknowledgements), bytes/s: uploads use the pace less this. */
   private downloadBytesPerS = 0;
   private timer: TimerId | undefined;
@@ -299,11 +300,6 @@ export class UploadGovernor {
     let bytes = 0;
     for (const source of this.sources) bytes += source.backlogBytes;
     return bytes;
-  }
-
-  /** A requester cancelled an upload after `sentBytes` of it went out. */
-  uploadCancelled(sentBytes: number): void {
-    this.usage.cancelled(sentBytes);
   }
 
   private sent(now: number): void {
