@@ -45,7 +45,7 @@ export function planStream(stream: Stream, now: number, context: PlanContext): n
   const { store, playback, windows, options } = context;
   const { transfers } = stream;
   const candidates = new Map<number, SegmentRef>();
-  for (const sequence of transfers.waiters.sequences()) candidates.set(sequence, stream.refs.get(sequence)!);
+  for (const sequence of transfers.waiters.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of transfers.running.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   for (const sequence of stream.seeding.seedAt.keys()) candidates.set(sequence, stream.refs.get(sequence)!);
   if (playback && options.p2pDownload && stream.pool.peers.size > 0) {

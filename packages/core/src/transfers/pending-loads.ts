@@ -37,38 +37,27 @@ export interface Waiter {
   reject(error: Error): void;
 }
 
-/** One stream's waiting loads, by segment sequence, in the order they were asked for. */
-export class PendingLoads {
-  private readonly bySequence = new Map<number, Waiter[]>();
-
+/**
+ * One stream's waiting loads, by segment sequence, in the order they were asked for: the plan reads
+ * it as the map it is (has, size, keys); loads come and go through add, settle and remove.
+ */
+export class PendingLoads extends Map<number, Waiter[]> {
   /** A new waiter for `ref`, and the promise its load resolves. */
   add(ref: SegmentRef, requestMs: number): { waiter: Waiter; result: Promise<LoadResult> } {
     let waiter!: Waiter;
     const result = new Promise<LoadResult>((resolve, reject) => {
       waiter = { ref, requestMs, resolve, reject };
     });
-    const waiters = this.bySequence.get(ref.sequence) ?? [];
+    const waiters = this.get(ref.sequence) ?? [];
     waiters.push(waiter);
-    this.bySequence.set(ref.sequence, waiters);
+    this.set(ref.sequence, waiters);
     return { waiter, result };
-  }
-
-  has(sequence: number): boolean {
-    return this.bySequence.has(sequence);
-  }
-
-  get size(): number {
-    return this.bySequence.size;
-  }
-
-  sequences(): IterableIterator<number> {
-    return this.bySequence.keys();
   }
 
   /** Hands every waiter of `sequence` to `each`, once: they are no longer pending. */
   settle(sequence: number, each: (waiter: Waiter) => void): void {
-    const waiters = this.bySequence.get(sequence);
-    this.bySequence.delete(sequence);
+    const waiters = this.get(sequence);
+    this.delete(sequence);
     for (const waiter of waiters ?? []) each(waiter);
   }
 
@@ -78,17 +67,17 @@ export class PendingLoads {
    */
   remove(waiter: Waiter): { removed: boolean; last: boolean } {
     const sequence = waiter.ref.sequence;
-    const waiters = this.bySequence.get(sequence);
+    const waiters = this.get(sequence);
     const index = waiters?.indexOf(waiter) ?? -1;
     if (!waiters || index === -1) return { removed: false, last: false };
     waiters.splice(index, 1);
     if (waiters.length > 0) return { removed: true, last: false };
-    this.bySequence.delete(sequence);
+    this.delete(sequence);
     return { removed: true, last: true };
   }
 
   rejectAll(error: Error): void {
-    for (const waiters of this.bySequence.values()) for (const waiter of waiters) waiter.reject(error);
-    this.bySequence.clear();
+    for (const waiters of this.values()) for (const waiter of waiters) waiter.reject(error);
+    this.clear();
   }
 }
