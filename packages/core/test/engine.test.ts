@@ -429,19 +429,24 @@ describe('live-edge seeding', () => {
     expect(w.origin.requestsFor(refs[10]!.url)).toHaveLength(2);
   });
 
-  it('falls back to HTTP within the time budget when the elected fetcher never delivers', async () => {
+  /** A live viewer at position 10 s of 20 whose only peer connects, says it uploads, and never has anything. */
+  async function liveViewerWithSilentPeer() {
     const w = world();
     const refs = makeSegments(w.origin, LIVE, 20);
     const viewer = w.make(1);
     viewer.registerStream({ streamKey: LIVE, isLive: true, segments: refs.slice(0, 10) });
     viewer.setPlayback({ positionS: 10, rate: 1, bufferedUntilS: 12, isLive: true, liveEdgeS: 20, targetLatencyS: 10 });
-    // a peer that connects, says it uploads, and then never has anything
     const [mine, theirs] = linkTransports(w.clock, peerId(1), peerId(2), { bytesPerS: 1e6, latencyMs: 10 });
     theirs.setEvents({ message: () => {}, close: () => {}, drain: () => {} });
     theirs.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
     theirs.send(encode({ type: 'availability', firstSequence: 0, states: [] }));
     w.tracker.swarms.values().next().value![0]!.events.peer(mine);
     await w.clock.advance(100);
+    return { w, refs, viewer };
+  }
+
+  it('falls back to HTTP within the time budget when the elected fetcher never delivers', async () => {
+    const { w, refs, viewer } = await liveViewerWithSilentPeer();
     const load = viewer.loadSegment(refs[7]!); // needed in 4 s; nobody has it; live: wait, then HTTP
     await w.clock.advance(1000);
     expect(w.origin.requestsFor(refs[7]!.url)).toHaveLength(0);
@@ -453,18 +458,7 @@ describe('live-edge seeding', () => {
   });
 
   it('still answers a load waiting for peers whose segment slid out of the live playlist before any transfer of it started', async () => {
-    const w = world();
-    const refs = makeSegments(w.origin, LIVE, 20);
-    const viewer = w.make(1);
-    viewer.registerStream({ streamKey: LIVE, isLive: true, segments: refs.slice(0, 10) });
-    viewer.setPlayback({ positionS: 10, rate: 1, bufferedUntilS: 12, isLive: true, liveEdgeS: 20, targetLatencyS: 10 });
-    // A peer that says it uploads and never has anything: live, the load waits for peers until HTTP must start.
-    const [mine, theirs] = linkTransports(w.clock, peerId(1), peerId(2), { bytesPerS: 1e6, latencyMs: 10 });
-    theirs.setEvents({ message: () => {}, close: () => {}, drain: () => {} });
-    theirs.send(encode({ type: 'handshake', version: PROTOCOL_VERSION, uploads: true }));
-    theirs.send(encode({ type: 'availability', firstSequence: 0, states: [] }));
-    w.tracker.swarms.values().next().value![0]!.events.peer(mine);
-    await w.clock.advance(100);
+    const { w, refs, viewer } = await liveViewerWithSilentPeer();
     const load = viewer.loadSegment(refs[7]!);
     let settled = false;
     load.result.then(() => (settled = true), () => (settled = true));
