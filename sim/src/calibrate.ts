@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { networkProfiles } from '@shoal/e2e/network-profiles';
-import { simRunReport } from './sim-report.js';
+import { perViewerKbitPerS, simRunReport } from './sim-report.js';
 import { DEFAULT_SIMULATION, runSimulation } from './simulation.js';
 
 export const calibrateUsage = `usage: npm run calibrate -- [options]
@@ -68,22 +68,18 @@ export async function simRow(network: string, scenario: string, peers: number, d
   const http = simRunReport(await runSimulation({ ...base, httpOnly: true }));
   const result = await runSimulation(base);
   const shoal = simRunReport(result);
-  let presentS = 0;
-  const bytes = { payload: 0, control: 0, overhead: 0, originTcp: 0 };
-  result.viewers.forEach((viewer, index) => {
-    presentS += ((viewer.leftMs ?? durationS * 1000) - viewer.joinMs) / 1000;
-    bytes.payload += result.viewerStats[index]!.uploadBytes;
-    bytes.control += result.viewerStats[index]!.controlBytes;
-    bytes.overhead += result.wireOverhead[index]!.dataChannelBytes;
-    bytes.originTcp += result.wireOverhead[index]!.tcpAckBytes;
-  });
-  const kbit = (value: number) => (value * 8) / Math.max(1, presentS) / 1000;
+  const kbit = (pick: (index: number) => number) => perViewerKbitPerS(result, pick);
   return {
     offload: shoal.offload,
     stalls: shoal.stalls.count,
     httpStalls: http.stalls.count,
     originFetchesPerSegment: shoal.originFetchesPerSegment,
-    uplinkKbitPerS: { payload: kbit(bytes.payload), control: kbit(bytes.control), overhead: kbit(bytes.overhead), originTcp: kbit(bytes.originTcp) },
+    uplinkKbitPerS: {
+      payload: kbit((i) => result.viewerStats[i]!.uploadBytes),
+      control: kbit((i) => result.viewerStats[i]!.controlBytes),
+      overhead: kbit((i) => result.wireOverhead[i]!.dataChannelBytes),
+      originTcp: kbit((i) => result.wireOverhead[i]!.tcpAckBytes),
+    },
   };
 }
 

@@ -130,6 +130,17 @@ function simUplinkAccount(result: SimulationResult, viewers: RunRecord['viewers'
 }
 
 /** What only a simulation knows; `record` is the run's record (runRecordOf), whose viewers' uplinks the P2P group's bound reads. */
+/** Bytes per viewer, `pick(index)` for each, as kbit/s per viewer present (time-weighted over joins and leaves). */
+export function perViewerKbitPerS(result: SimulationResult, pick: (index: number) => number): number {
+  let presentS = 0;
+  let bytes = 0;
+  result.viewers.forEach((viewer, index) => {
+    presentS += ((viewer.leftMs ?? result.config.durationS * 1000) - viewer.joinMs) / 1000;
+    bytes += pick(index);
+  });
+  return (bytes * 8) / Math.max(1, presentS) / 1000;
+}
+
 export function simulatorSection(result: SimulationResult, record: RunRecord): SimulatorSection {
   const { config } = result;
   let http = 0;
@@ -148,19 +159,13 @@ export function simulatorSection(result: SimulationResult, record: RunRecord): S
   // Viewers without P2P add no uplink, so every viewer's presence gives the P2P group's own bound.
   const bound = capacityBound(ideal, uplinkPresences(record), delivered).bound;
   const { sent, received, cancelled, dropped, messages } = result.ledger;
-  let presentS = 0;
-  let dataChannelBytes = 0;
-  let tcpAckBytes = 0;
-  result.viewers.forEach((viewer, index) => {
-    presentS += ((viewer.leftMs ?? config.durationS * 1000) - viewer.joinMs) / 1000;
-    dataChannelBytes += result.wireOverhead[index]!.dataChannelBytes;
-    tcpAckBytes += result.wireOverhead[index]!.tcpAckBytes;
-  });
-  const kbitPerS = (bytes: number) => Math.round((bytes * 8) / Math.max(1, presentS) / 100) / 10;
+  const kbitPerS = (pick: (index: number) => number) => Math.round(perViewerKbitPerS(result, pick) * 10) / 10;
   return {
     network: config.network,
     seed: config.seed,
-    wireOverhead: config.wireOverhead ? { dataChannelKbitPerS: kbitPerS(dataChannelBytes), tcpAckKbitPerS: kbitPerS(tcpAckBytes) } : null,
+    wireOverhead: config.wireOverhead
+      ? { dataChannelKbitPerS: kbitPerS((i) => result.wireOverhead[i]!.dataChannelBytes), tcpAckKbitPerS: kbitPerS((i) => result.wireOverhead[i]!.tcpAckBytes) }
+      : null,
     bitrateKbps: config.bitrateKbps,
     segmentDurationS: config.segmentDurationS,
     wallMs: Math.round(result.wallMs),
